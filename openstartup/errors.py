@@ -1,0 +1,102 @@
+"""One error shape for every API surface: {"error": {"code": ..., "message": ...}}.
+
+Services raise ApiError subclasses; DRF's exception handler and the plain-Django 404/500 hooks
+below render them. Keys are single words so the camelCase renderer leaves errors alike.
+"""
+
+from django.http import HttpRequest, JsonResponse
+from rest_framework import exceptions, status
+from rest_framework.response import Response
+from rest_framework.views import exception_handler
+
+
+class ApiError(exceptions.APIException):
+    """Base for errors the API documents: an HTTP status, a stable code and a message."""
+
+    status_code = status.HTTP_400_BAD_REQUEST
+    code = "bad_request"
+    message = "The request could not be understood."
+
+    def __init__(self, message: str | None = None, *, headers: dict[str, str] | None = None):
+        self.message = message or self.message
+        self.headers = headers or {}
+        super().__init__(detail=self.message, code=self.code)
+
+
+class NotFound(ApiError):
+    status_code = status.HTTP_404_NOT_FOUND
+    code = "not_found"
+    message = "Not found."
+
+
+class InvalidApiKey(ApiError):
+    status_code = status.HTTP_401_UNAUTHORIZED
+    code = "invalid_api_key"
+    message = "The API key is wrong or was revoked."
+
+
+class QuotaExceeded(ApiError):
+    status_code = status.HTTP_429_TOO_MANY_REQUESTS
+    code = "monthly_quota_exceeded"
+    message = "The Free monthly allowance is used up."
+
+
+def error_body(code: str, message: str) -> dict:
+    return {"error": {"code": code, "message": message}}
+
+
+# DRF's own exceptions, mapped to stable codes.
+_DRF_CODES = {
+    exceptions.MethodNotAllowed: "method_not_allowed",
+    exceptions.NotAcceptable: "not_acceptable",
+    exceptions.UnsupportedMediaType: "unsupported_media_type",
+    exceptions.ParseError: "invalid_request",
+    exceptions.NotFound: "not_found",
+    exceptions.AuthenticationFailed: "invalid_api_key",
+    exceptions.NotAuthenticated: "invalid_api_key",
+    exceptions.Throttled: "rate_limited",
+    exceptions.ValidationError: "invalid_request",
+}
+
+
+def api_exception_handler(exc: Exception, context: dict) -> Response | None:
+    """Render every handled exception in the spec's error shape; real 500s are not caught."""
+    response = exception_handler(exc, context)
+    if response is None:
+        return None
+    if isinstance(exc, ApiError):
+        code, message = exc.code, exc.message
+        for name, value in exc.headers.items():
+            response[name] = value
+    else:
+        code = next((c for cls, c in _DRF_CODES.items() if isinstance(exc, cls)), "error")
+        detail = getattr(exc, "detail", "")
+        message = detail if isinstance(detail, str) else str(detail)
+    response.data = error_body(code, str(message))
+    return response
+
+
+def json_error(code: str, message: str, status_code: int) -> JsonResponse:
+    return JsonResponse(error_body(code, message), status=status_code)
+
+
+def _is_api(request: HttpRequest) -> bool:
+    return request.path.startswith("/api/")
+
+
+def handler404(request: HttpRequest, exception: Exception | None = None):
+    """JSON under /api/, Django's page elsewhere."""
+    if _is_api(request):
+        return json_error("not_found", f"No route for {request.path}", 404)
+    from django.views.defaults import page_not_found
+
+    return page_not_found(request, exception)
+
+
+def handler500(request: HttpRequest):
+    """JSON under /api/ (and /llms.txt), Django's page elsewhere; the failure is still logged."""
+    if _is_api(request):
+        return json_error("server_error", "Server-side failure; retry later.", 500)
+    from django.views.defaults import server_error
+
+    return server_error(request)

@@ -1,0 +1,38 @@
+"""What each plan allows. One place for the numbers the spec gives."""
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class PlanLimits:
+    name: str
+    max_limit: int
+    default_limit: int
+    monthly_allowance: int | None  # None: no cap
+
+
+FREE = PlanLimits(name="Free", max_limit=10, default_limit=10, monthly_allowance=100)
+PRO = PlanLimits(name="Pro", max_limit=50, default_limit=10, monthly_allowance=None)
+
+
+@dataclass(frozen=True)
+class AppliedLimit:
+    value: int
+    notice: str | None
+
+
+def apply_limit(*, requested: int | None, plan: PlanLimits) -> AppliedLimit:
+    """Clamp a requested page size into 1..plan maximum; say so when it was lowered."""
+    if requested is None:
+        return AppliedLimit(value=plan.default_limit, notice=None)
+    if requested < 1:
+        return AppliedLimit(value=1, notice=None)
+    if requested > plan.max_limit:
+        return AppliedLimit(
+            value=plan.max_limit,
+            notice=(
+                f"limit lowered from {requested} to {plan.max_limit}, the most one request "
+                f"can return on the {plan.name} plan."
+            ),
+        )
+    return AppliedLimit(value=requested, notice=None)

@@ -1,0 +1,384 @@
+"""A deterministic, realistic demo dataset (used by `seed_demo`)."""
+
+import random
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, timedelta
+
+from django.contrib.auth import get_user_model
+from django.db import transaction
+from django.utils.text import slugify
+
+from startups.models import Founder, MonthlyRevenue, Social, Startup, Verification
+
+SEED = 20261122
+DEMO_OWNER_PREFIX = "demo-founder-"
+
+PREFIXES = [
+    "Acme",
+    "Beacon",
+    "Bright",
+    "Cedar",
+    "Cloud",
+    "Crisp",
+    "Delta",
+    "Echo",
+    "Ember",
+    "Flux",
+    "Forge",
+    "Glow",
+    "Harbor",
+    "Hive",
+    "Indigo",
+    "Juniper",
+    "Kite",
+    "Lumen",
+    "Maple",
+    "Nimbus",
+    "Nova",
+    "Orbit",
+    "Pixel",
+    "Quill",
+    "Rocket",
+    "Sage",
+    "Signal",
+    "Sprout",
+    "Summit",
+    "Tidal",
+    "Umbra",
+    "Vector",
+    "Willow",
+    "Zenith",
+    "Atlas",
+    "Bolt",
+    "Canvas",
+    "Drift",
+    "Fable",
+    "Gist",
+]
+SUFFIXES = [
+    "Analytics",
+    "Base",
+    "Bot",
+    "CRM",
+    "Desk",
+    "Docs",
+    "Flow",
+    "Forms",
+    "HQ",
+    "Hub",
+    "Kit",
+    "Labs",
+    "Mail",
+    "Metrics",
+    "Notes",
+    "Pay",
+    "Pulse",
+    "Scout",
+    "Ship",
+    "Stack",
+    "Sync",
+    "Track",
+    "Works",
+    "AI",
+    "Cast",
+    "Deploy",
+    "Feed",
+    "Grid",
+    "Loop",
+    "Page",
+]
+CATEGORIES = [
+    ("Developer Tools", "Software"),
+    ("Artificial Intelligence", "Software"),
+    ("Marketing", "Advertising & Marketing"),
+    ("E-commerce", "Retail"),
+    ("Fintech", "Financial Services"),
+    ("Productivity", "Software"),
+    ("Analytics", "Software"),
+    ("Education", "Education"),
+    ("Health & Fitness", "Healthcare"),
+    ("Design Tools", "Software"),
+    ("Security", "Information Security"),
+    ("Content Creation", "Media"),
+]
+COUNTRIES = [
+    "United States",
+    "United Kingdom",
+    "Germany",
+    "France",
+    "Canada",
+    "India",
+    "Netherlands",
+    "Spain",
+    "Brazil",
+    "Australia",
+    "Portugal",
+    "Poland",
+    None,
+]
+TECH = [
+    "Python",
+    "Django",
+    "TypeScript",
+    "React",
+    "Next.js",
+    "Go",
+    "Rust",
+    "PostgreSQL",
+    "Redis",
+    "Tailwind CSS",
+    "Ruby on Rails",
+    "Vue",
+    "Svelte",
+    "AWS",
+    "Stripe",
+    "OpenAI",
+]
+FIRST = [
+    "Ada",
+    "Ben",
+    "Chloe",
+    "Diego",
+    "Elena",
+    "Farah",
+    "Gus",
+    "Hana",
+    "Ivan",
+    "Jade",
+    "Kofi",
+    "Lena",
+    "Marc",
+    "Nora",
+    "Omar",
+    "Priya",
+    "Quinn",
+    "Rosa",
+    "Sam",
+    "Tara",
+]
+LAST = [
+    "Ahmed",
+    "Berg",
+    "Costa",
+    "Dubois",
+    "Evans",
+    "Fischer",
+    "Garcia",
+    "Hughes",
+    "Ito",
+    "Jensen",
+    "Kowalski",
+    "Lopez",
+    "Müller",
+    "Novak",
+    "Okafor",
+    "Park",
+    "Rossi",
+    "Silva",
+]
+TEAM_SIZES = ["1", "2-5", "6-10", "11-25", None]
+# Providers with subscription data, and one (one-off sales) without it.
+SUBSCRIPTION_PROVIDERS = ["stripe", "lemonsqueezy", "polar"]
+NO_SUBSCRIPTION_PROVIDER = "gumroad"
+
+
+@dataclass
+class DemoRows:
+    startups: list[Startup] = field(default_factory=list)
+    founders: list[Founder] = field(default_factory=list)
+    socials: list[Social] = field(default_factory=list)
+    verifications: list[Verification] = field(default_factory=list)
+    monthly: list[MonthlyRevenue] = field(default_factory=list)
+
+
+def _month_starts(end: date, count: int) -> list[date]:
+    months = []
+    year, month = end.year, end.month
+    for _ in range(count):
+        months.append(date(year, month, 1))
+        year, month = (year - 1, 12) if month == 1 else (year, month - 1)
+    return list(reversed(months))
+
+
+def _unique_names(rng: random.Random, count: int) -> list[str]:
+    combos = [f"{p}{s}" for p in PREFIXES for s in SUFFIXES]
+    rng.shuffle(combos)
+    names = []
+    for index in range(count):
+        base = combos[index % len(combos)]
+        round_ = index // len(combos)
+        names.append(base if round_ == 0 else f"{base} {round_ + 1}")
+    return names
+
+
+def _owners(count: int) -> list:
+    """Demo owner accounts, created once and reused; every third one is verified."""
+    user_model = get_user_model()
+    wanted = [f"{DEMO_OWNER_PREFIX}{i}" for i in range(count)]
+    existing = set(
+        user_model.objects.filter(username__startswith=DEMO_OWNER_PREFIX).values_list(
+            "username", flat=True
+        )
+    )
+    user_model.objects.bulk_create(
+        [
+            user_model(
+                username=name,
+                email=f"{name}@example.com",
+                password="!",  # unusable: demo owners cannot sign in  # noqa: S106
+                is_verified=int(name.removeprefix(DEMO_OWNER_PREFIX)) % 3 == 0,
+            )
+            for name in wanted
+            if name not in existing
+        ],
+        batch_size=1000,
+    )
+    by_name = dict(user_model.objects.filter(username__in=wanted).values_list("username", "id"))
+    return [by_name[name] for name in wanted]
+
+
+def build_demo(count: int, *, today: date | None = None) -> DemoRows:
+    """Build (unsaved) rows for `count` startups; the same count gives the same data."""
+    rng = random.Random(SEED)
+    today = today or datetime.now(UTC).date()
+    now = datetime(today.year, today.month, today.day, 6, 0, tzinfo=UTC)
+    rows = DemoRows()
+    owner_ids = _owners(max(1, min(count // 2, 500)))
+    for index, name in enumerate(_unique_names(rng, count)):
+        category, industry = CATEGORIES[rng.randrange(len(CATEGORIES))]
+        roll = rng.random()
+        # Kinds, in roughly realistic shares: verified 40%, self-reported 35%, unclaimed 25%.
+        kind = "verified" if roll < 0.40 else "self" if roll < 0.75 else "unclaimed"
+        if index < 4:  # the first rows cover every case even in a tiny dataset
+            kind = ["verified", "verified", "self", "unclaimed"][index]
+        provider = None
+        if kind == "verified":
+            no_sub = index == 1 or rng.random() < 0.05
+            provider = NO_SUBSCRIPTION_PROVIDER if no_sub else rng.choice(SUBSCRIPTION_PROVIDERS)
+        has_mrr = kind == "verified" or rng.random() > 0.15
+        mrr = int(rng.lognormvariate(7.5, 1.6)) if has_mrr else None
+        if provider == NO_SUBSCRIPTION_PROVIDER:
+            mrr = None
+        slug = slugify(name)
+        on_sale = rng.random() < 0.12 or index == 2
+        founders = [
+            f"{rng.choice(FIRST)} {rng.choice(LAST)}" for _ in range(rng.choice([1, 1, 2, 3]))
+        ]
+        startup = Startup(
+            name=name,
+            slug=slug,
+            icon=f"https://{slug}.example.com/icon.png" if rng.random() < 0.8 else None,
+            description=f"{name} helps teams with {category.lower()}."
+            if rng.random() < 0.92
+            else None,
+            website=f"https://{slug}.example.com",
+            category=category,
+            categories=[category, *rng.sample([c for c, _ in CATEGORIES if c != category], 1)],
+            industry=industry,
+            business_type=rng.choice(["B2B", "B2B", "B2C", "B2B2C", None]),
+            founded=rng.choice([None, *range(2012, 2026)]),
+            country=rng.choice(COUNTRIES),
+            team_size=rng.choice(TEAM_SIZES),
+            technologies=rng.sample(TECH, rng.randint(0, 4)),
+            founder_name=None if kind == "unclaimed" and rng.random() < 0.5 else founders[0],
+            mrr=mrr,
+            arr=None if mrr is None else mrr * 12,
+            on_sale=on_sale,
+            asking_price=None if not on_sale or mrr is None else mrr * rng.randint(24, 48),
+            owner_id=None if kind == "unclaimed" else owner_ids[index % len(owner_ids)],
+            ai_addon_active=kind != "unclaimed" and (index % 12 == 0 or index < 2),
+            ai_addon_expires_at=now + timedelta(days=30) if index % 24 == 0 else None,
+        )
+        rows.startups.append(startup)
+        for position, founder in enumerate(founders if kind != "unclaimed" else founders[:1]):
+            handle = slugify(founder).replace("-", "")
+            rows.founders.append(
+                Founder(
+                    startup=startup,
+                    name=founder,
+                    title=["Founder", "Co-founder & CEO", "CTO", None][position % 4],
+                    twitter=f"https://x.com/{handle}" if rng.random() < 0.6 else None,
+                    linkedin=f"https://www.linkedin.com/in/{handle}"
+                    if rng.random() < 0.5
+                    else None,
+                    position=position,
+                )
+            )
+        rows.socials.append(Social(startup=startup, platform="x", url=f"https://x.com/{slug}"))
+        if rng.random() < 0.5:
+            rows.socials.append(
+                Social(
+                    startup=startup,
+                    platform="linkedin",
+                    url=f"https://www.linkedin.com/company/{slug}",
+                )
+            )
+        if kind == "verified":
+            _add_verification(rows, rng, startup, provider, mrr, today, now)
+    return rows
+
+
+def _add_verification(
+    rows: DemoRows,
+    rng: random.Random,
+    startup: Startup,
+    provider: str,
+    mrr: int | None,
+    today: date,
+    now: datetime,
+) -> None:
+    months = _month_starts(today, rng.randint(12, 36))
+    # A growth curve ending near the current MRR (or a sales level for one-off providers).
+    level = mrr if mrr is not None else int(rng.lognormvariate(7.0, 1.2))
+    start = max(1, int(level * rng.uniform(0.15, 0.7)))
+    verification = Verification(
+        startup=startup,
+        provider=provider,
+        verified_at=now - timedelta(hours=rng.randint(0, 20), milliseconds=rng.randint(0, 999)),
+        mrr=mrr,
+        arr=None if mrr is None else mrr * 12,
+        total_revenue=0,
+        last_30_days=0,
+        customers=max(1, level // rng.randint(9, 49)),
+    )
+    total = 0
+    for step, month in enumerate(months):
+        gross = int(start + (level - start) * step / max(1, len(months) - 1))
+        gross = max(0, int(gross * rng.uniform(0.93, 1.07)))
+        refunds = int(gross * rng.choice([0, 0, 0.01, 0.02, 0.05]))
+        total += gross - refunds
+        rows.monthly.append(
+            MonthlyRevenue(verification=verification, month=month, gross=gross, refunds=refunds)
+        )
+    verification.total_revenue = total
+    verification.last_30_days = rows.monthly[-1].gross - rows.monthly[-1].refunds
+    rows.verifications.append(verification)
+
+
+def _chunks(items: list, size: int = 900):
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+@transaction.atomic
+def seed_demo(count: int) -> int:
+    """Replace the demo startups with a fresh deterministic set of `count`; returns the count."""
+    rows = build_demo(count)
+    slugs = [startup.slug for startup in rows.startups]
+    for chunk in _chunks(slugs):
+        Startup.objects.filter(slug__in=chunk).delete()
+    batch = 2000
+    Startup.objects.bulk_create(rows.startups, batch_size=batch)
+    for founder in rows.founders:
+        founder.startup_id = founder.startup.pk
+    for social in rows.socials:
+        social.startup_id = social.startup.pk
+    for verification in rows.verifications:
+        verification.startup_id = verification.startup.pk
+    Founder.objects.bulk_create(rows.founders, batch_size=batch)
+    Social.objects.bulk_create(rows.socials, batch_size=batch)
+    Verification.objects.bulk_create(rows.verifications, batch_size=batch)
+    for monthly in rows.monthly:
+        monthly.verification_id = monthly.verification.pk
+    MonthlyRevenue.objects.bulk_create(rows.monthly, batch_size=batch)
+    return len(rows.startups)

@@ -1,0 +1,27 @@
+import time
+
+from django.core.management.base import BaseCommand, CommandParser
+
+from startups.demo import seed_demo
+from startups.models import Startup
+
+
+class Command(BaseCommand):
+    help = "Load the deterministic demo dataset (idempotent: the same count gives the same data)."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--count", type=int, default=200, help="startups to create (200)")
+        parser.add_argument(
+            "--if-empty", action="store_true", help="do nothing when startups already exist"
+        )
+
+    def handle(self, *args, count: int, if_empty: bool, **options) -> None:
+        if if_empty and Startup.objects.exists():
+            self.stdout.write("Startups already present; demo data not loaded.")
+            return
+        if count < 1:
+            self.stderr.write("--count must be at least 1")
+            raise SystemExit(2)
+        started = time.monotonic()
+        created = seed_demo(count)
+        self.stdout.write(f"Loaded {created} demo startups in {time.monotonic() - started:.1f}s.")

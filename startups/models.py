@@ -1,0 +1,149 @@
+"""The dataset: startups, their people and links, and verified revenue.
+
+Money is whole US dollars (integers) unless a `currency` field says otherwise; never cents.
+Unknown values are NULL, never 0.
+"""
+
+from django.conf import settings
+from django.db import models
+from django.db.models import F, Q
+from django.db.models.functions import Lower
+
+
+class Startup(models.Model):
+    name = models.CharField(max_length=200)
+    slug = models.SlugField(max_length=200, unique=True, allow_unicode=True)
+    icon = models.URLField(max_length=500, null=True, blank=True)
+    description = models.TextField(null=True, blank=True)
+    website = models.URLField(max_length=500, null=True, blank=True)
+    category = models.CharField(max_length=100, null=True, blank=True)
+    # Extra categories beyond the primary one (the AI profile lists both).
+    categories = models.JSONField(default=list, blank=True)
+    industry = models.CharField(max_length=100, null=True, blank=True)
+    business_type = models.CharField(max_length=50, null=True, blank=True)
+    founded = models.PositiveSmallIntegerField(null=True, blank=True)
+    country = models.CharField(max_length=100, null=True, blank=True)
+    team_size = models.CharField(max_length=50, null=True, blank=True)
+    technologies = models.JSONField(default=list, blank=True)
+    # The list item's founderName: the founder to credit, kept on the row so lists need no join.
+    founder_name = models.CharField(max_length=200, null=True, blank=True)
+
+    # Headline revenue. For a verified startup these are written by the sync from its
+    # Verification; for the rest they are self-reported (or from public sources if unclaimed).
+    mrr = models.PositiveBigIntegerField(null=True, blank=True)
+    arr = models.PositiveBigIntegerField(null=True, blank=True)
+    currency = models.CharField(max_length=3, default="USD")
+
+    on_sale = models.BooleanField(default=False)
+    asking_price = models.PositiveBigIntegerField(null=True, blank=True)
+
+    # Null owner: an unclaimed startup, with figures from public sources.
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="startups",
+    )
+    is_published = models.BooleanField(default=True)
+    # AI visibility add-on: live while active and not past its expiry (no expiry = open-ended).
+    ai_addon_active = models.BooleanField(default=False)
+    ai_addon_expires_at = models.DateTimeField(null=True, blank=True)
+
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        indexes = [
+            # Default order and MRR-range filters: mrr DESC NULLS LAST, name, slug.
+            models.Index(F("mrr").desc(), Lower("name"), "slug", name="startup_mrr_desc"),
+            models.Index(Lower("name"), "slug", name="startup_name"),
+            models.Index(Lower("category"), name="startup_category"),
+            models.Index(fields=["on_sale"], name="startup_on_sale"),
+            models.Index(
+                fields=["ai_addon_active"],
+                name="startup_ai_addon",
+                condition=Q(ai_addon_active=True),
+            ),
+        ]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(asking_price__isnull=True) | Q(on_sale=True),
+                name="startup_asking_price_only_on_sale",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Founder(models.Model):
+    startup = models.ForeignKey(Startup, on_delete=models.CASCADE, related_name="founders")
+    name = models.CharField(max_length=200)
+    title = models.CharField(max_length=100, null=True, blank=True)
+    twitter = models.URLField(max_length=500, null=True, blank=True)
+    linkedin = models.URLField(max_length=500, null=True, blank=True)
+    position = models.PositiveSmallIntegerField(default=0)
+
+    class Meta:
+        ordering = ["position", "id"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Social(models.Model):
+    """A profile of the startup elsewhere; these are also its links for entity matching."""
+
+    startup = models.ForeignKey(Startup, on_delete=models.CASCADE, related_name="socials")
+    platform = models.CharField(max_length=50)
+    url = models.URLField(max_length=500)
+
+    class Meta:
+        ordering = ["platform", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.platform}: {self.url}"
+
+
+class Verification(models.Model):
+    """Figures imported from the startup's connected payment provider (whole US dollars)."""
+
+    startup = models.OneToOneField(Startup, on_delete=models.CASCADE, related_name="verification")
+    provider = models.CharField(max_length=50)
+    level = models.CharField(max_length=20, default="verified")
+    verified_at = models.DateTimeField()
+    currency = models.CharField(max_length=3, default="USD")
+    # Null when the provider has no subscription data.
+    mrr = models.PositiveBigIntegerField(null=True, blank=True)
+    arr = models.PositiveBigIntegerField(null=True, blank=True)
+    total_revenue = models.PositiveBigIntegerField()
+    last_30_days = models.PositiveBigIntegerField()
+    customers = models.PositiveIntegerField()
+
+    def __str__(self) -> str:
+        return f"{self.startup} via {self.provider}"
+
+
+class MonthlyRevenue(models.Model):
+    """One calendar month (UTC) of verified revenue; a refund counts in the month it happened."""
+
+    verification = models.ForeignKey(Verification, on_delete=models.CASCADE, related_name="monthly")
+    month = models.DateField(help_text="First day of the month.")
+    gross = models.PositiveBigIntegerField()
+    refunds = models.PositiveBigIntegerField(default=0)
+    # net = gross - refunds (fees are not subtracted): defined once, by the database.
+    net = models.GeneratedField(
+        expression=F("gross") - F("refunds"),
+        output_field=models.BigIntegerField(),
+        db_persist=True,
+    )
+
+    class Meta:
+        ordering = ["month"]
+        constraints = [
+            models.UniqueConstraint(fields=["verification", "month"], name="monthly_one_per_month"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.verification.startup} {self.month:%Y-%m}"

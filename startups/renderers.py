@@ -1,0 +1,43 @@
+"""camelCase rendering for the REST surface: the only place keys change case."""
+
+import re
+from typing import Any
+
+import orjson
+from rest_framework.renderers import BaseRenderer
+
+_SNAKE = re.compile(r"_([a-z0-9])")
+
+
+def camel_key(key: str) -> str:
+    return _SNAKE.sub(lambda match: match.group(1).upper(), key)
+
+
+def camelize(value: Any) -> Any:
+    """Recursively camelCase dict keys; values (strings included) are left alone."""
+    if isinstance(value, dict):
+        return {camel_key(k) if isinstance(k, str) else k: camelize(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [camelize(item) for item in value]
+    return value
+
+
+class JSONRenderer(BaseRenderer):
+    """UTF-8 JSON through orjson, keys as the serializer wrote them (snake_case)."""
+
+    media_type = "application/json"
+    format = "json"
+    charset = None  # JSON is UTF-8 by definition; no charset parameter.
+
+    def transform(self, data: Any) -> Any:
+        return data
+
+    def render(self, data: Any, accepted_media_type: str | None = None, renderer_context=None):
+        if data is None:
+            return b""
+        return orjson.dumps(self.transform(data))
+
+
+class CamelCaseJSONRenderer(JSONRenderer):
+    def transform(self, data: Any) -> Any:
+        return camelize(data)

@@ -1,0 +1,110 @@
+"""All reads of the dataset. REST, AI and MCP call these; none writes its own query."""
+
+from dataclasses import dataclass
+from typing import Literal
+
+from django.db.models import F, Prefetch, Q, QuerySet, Window
+from django.db.models.functions import Lower, RowNumber
+from django.db.models.lookups import IsNull
+from django.utils import timezone
+
+from startups.models import Founder, MonthlyRevenue, Social, Startup
+
+Sort = Literal["mrr-desc", "mrr-asc", "name-asc", "name-desc"]
+DEFAULT_SORT: Sort = "mrr-desc"
+
+# Rank order: MRR high to low, ties by name then slug; startups without MRR have no rank.
+RANK_ORDER = (F("mrr").desc(nulls_last=True), Lower("name"), "slug")
+
+# Every sort puts startups without MRR last, then breaks ties so paging is stable.
+SORT_ORDERS: dict[str, tuple] = {
+    "mrr-desc": RANK_ORDER,
+    "mrr-asc": (F("mrr").asc(nulls_last=True), Lower("name"), "slug"),
+    "name-asc": (IsNull(F("mrr"), True), Lower("name"), "slug"),
+    "name-desc": (IsNull(F("mrr"), True), Lower("name").desc(), F("slug").desc()),
+}
+
+
+@dataclass(frozen=True)
+class StartupFilters:
+    q: str | None = None
+    category: str | None = None
+    on_sale: bool | None = None
+    min_mrr: int | None = None
+    max_mrr: int | None = None
+    sort: Sort = DEFAULT_SORT
+
+
+@dataclass(frozen=True)
+class StartupPage:
+    startups: list[Startup]
+    total: int
+
+
+def published_startups() -> QuerySet[Startup]:
+    """Startups published to the REST surface."""
+    return Startup.objects.filter(is_published=True)
+
+
+def startup_list(*, filters: StartupFilters) -> QuerySet[Startup]:
+    """The filtered startups in the requested order (not yet paged, not yet ranked)."""
+    qs = published_startups()
+    if filters.q:
+        qs = qs.filter(
+            Q(name__icontains=filters.q)
+            | Q(category__icontains=filters.q)
+            | Q(description__icontains=filters.q)
+        )
+    if filters.category:
+        qs = qs.filter(category__icontains=filters.category)
+    if filters.on_sale is not None:
+        qs = qs.filter(on_sale=filters.on_sale)
+    if filters.min_mrr is not None:
+        qs = qs.filter(mrr__gte=filters.min_mrr)
+    if filters.max_mrr is not None:
+        qs = qs.filter(mrr__lte=filters.max_mrr)
+    return qs.order_by(*SORT_ORDERS[filters.sort])
+
+
+def startup_page(*, filters: StartupFilters, offset: int, limit: int) -> StartupPage:
+    """One page of `startup_list`, each startup carrying `rank` within the filtered set."""
+    qs = startup_list(filters=filters)
+    total = qs.count()
+    if limit <= 0 or offset >= total:
+        return StartupPage(startups=[], total=total)
+    if filters.sort == "mrr-desc":
+        # The page is already in rank order: the rank is the position, no window needed.
+        startups = list(qs[offset : offset + limit])
+        for position, startup in enumerate(startups, start=offset + 1):
+            startup.rank = position
+    else:
+        startups = list(
+            qs.annotate(rank=Window(RowNumber(), order_by=RANK_ORDER))[offset : offset + limit]
+        )
+    for startup in startups:
+        if startup.mrr is None:
+            startup.rank = None
+    return StartupPage(startups=startups, total=total)
+
+
+def startup_get(*, slug: str) -> Startup | None:
+    """One published startup with everything its detail view shows, or None."""
+    return (
+        published_startups()
+        .select_related("verification", "owner")
+        .prefetch_related(
+            Prefetch("founders", queryset=Founder.objects.order_by("position", "id")),
+            Prefetch("socials", queryset=Social.objects.order_by("platform", "id")),
+            Prefetch("verification__monthly", queryset=MonthlyRevenue.objects.order_by("month")),
+        )
+        .filter(slug=slug)
+        .first()
+    )
+
+
+def ai_enabled_startups() -> QuerySet[Startup]:
+    """Startups with a live AI visibility add-on: the set /api/ai and MCP serve."""
+    return published_startups().filter(
+        Q(ai_addon_expires_at__isnull=True) | Q(ai_addon_expires_at__gt=timezone.now()),
+        ai_addon_active=True,
+    )
