@@ -1,0 +1,67 @@
+"""Plain factory functions for test data (no fixed primary keys, no shared state)."""
+
+from datetime import UTC, date, datetime
+from itertools import count
+
+from django.contrib.auth import get_user_model
+
+from startups.models import Founder, MonthlyRevenue, Social, Startup, Verification
+
+_sequence = count(1)
+
+
+def make_owner(*, verified: bool = False, **fields):
+    n = next(_sequence)
+    return get_user_model().objects.create_user(
+        username=fields.pop("username", f"founder{n}"),
+        email=fields.pop("email", f"founder{n}@example.com"),
+        password=fields.pop("password", None),
+        is_verified=verified,
+        **fields,
+    )
+
+
+def make_startup(name: str | None = None, **fields) -> Startup:
+    n = next(_sequence)
+    name = name or f"Startup {n}"
+    fields.setdefault("slug", f"startup-{n}")
+    if "mrr" in fields and "arr" not in fields:
+        fields["arr"] = None if fields["mrr"] is None else fields["mrr"] * 12
+    return Startup.objects.create(name=name, **fields)
+
+
+def make_founder(startup: Startup, name: str = "Ada Lovelace", **fields) -> Founder:
+    return Founder.objects.create(startup=startup, name=name, **fields)
+
+
+def make_social(startup: Startup, platform: str = "x", url: str | None = None) -> Social:
+    return Social.objects.create(
+        startup=startup, platform=platform, url=url or f"https://x.com/{startup.slug}"
+    )
+
+
+def make_verification(
+    startup: Startup,
+    *,
+    provider: str = "stripe",
+    mrr: int | None = 1000,
+    months: list[tuple[date, int, int]] = (),
+    verified_at: datetime | None = None,
+    **fields,
+) -> Verification:
+    verification = Verification.objects.create(
+        startup=startup,
+        provider=provider,
+        verified_at=verified_at or datetime(2026, 11, 1, 12, 30, 15, 123456, tzinfo=UTC),
+        mrr=mrr,
+        arr=None if mrr is None else mrr * 12,
+        total_revenue=fields.pop("total_revenue", sum(g - r for _, g, r in months)),
+        last_30_days=fields.pop("last_30_days", 0),
+        customers=fields.pop("customers", 10),
+        **fields,
+    )
+    for month, gross, refunds in months:
+        MonthlyRevenue.objects.create(
+            verification=verification, month=month, gross=gross, refunds=refunds
+        )
+    return verification
