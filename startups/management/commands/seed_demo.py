@@ -2,7 +2,7 @@ import time
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from startups.demo import seed_demo
+from startups.demo import refresh_planner_statistics, seed_demo
 from startups.models import Startup
 
 
@@ -24,4 +24,5 @@ class Command(BaseCommand):
             raise SystemExit(2)
         started = time.monotonic()
         created = seed_demo(count)
+        refresh_planner_statistics()
         self.stdout.write(f"Loaded {created} demo startups in {time.monotonic() - started:.1f}s.")
