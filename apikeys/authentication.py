@@ -38,10 +38,14 @@ class ApiKeyAuthentication(BaseAuthentication):
     """Sets request.user to the key's account and request.auth to the ApiKey."""
 
     def authenticate(self, request: Request) -> tuple[User, ApiKey] | None:
-        raw = raw_key_from(request._request)
-        if raw is None:
-            return None
-        api_key = api_key_authenticate(raw=raw)
+        try:
+            raw = raw_key_from(request._request)
+            if raw is None:
+                return None
+            api_key = api_key_authenticate(raw=raw)
+        except InvalidApiKey as error:
+            error.headers.setdefault("WWW-Authenticate", self.authenticate_header(request))
+            raise
         return api_key.account, api_key
 
     def authenticate_header(self, request: Request) -> str:

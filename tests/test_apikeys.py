@@ -255,3 +255,17 @@ def test_the_key_admin_revokes_selected_keys(client, admin_user, api_key):
     )
     obj.refresh_from_db()
     assert obj.revoked_at is not None
+
+
+def test_a_401_carries_a_bearer_challenge(api_client, db):
+    response = api_client.get(LIST, **bearer(keys.generate()))
+    assert response["WWW-Authenticate"] == 'Bearer realm="api"'
+
+
+def test_the_account_admin_lists_its_subscriptions_and_keys(client, admin_user, api_key):
+    obj, raw = api_key
+    make_subscription(account=obj.account)
+    client.force_login(admin_user)
+    page = client.get(f"/admin/accounts/user/{obj.account_id}/change/").content.decode()
+    assert obj.display in page and raw not in page
+    assert "Subscriptions" in page

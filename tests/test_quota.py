@@ -237,3 +237,10 @@ def test_an_uncapped_reservation_grants_everything(db):
     caller = Caller(plan=PRO, client="198.51.100.2")
     assert quota_reserve(caller=caller, wanted=50).granted == 50
     assert quota_reserve(caller=caller, wanted=50).granted == 50
+
+
+@override_settings(TRUSTED_PROXIES=["10.0.0.0/8", "not-an-address"])
+def test_a_bad_trusted_proxies_entry_fails_the_system_check():
+    from quota.apps import check_trusted_proxies
+
+    assert [error.id for error in check_trusted_proxies()] == ["quota.E001"]
