@@ -244,3 +244,17 @@ def test_a_bad_trusted_proxies_entry_fails_the_system_check():
     from quota.apps import check_trusted_proxies
 
     assert [error.id for error in check_trusted_proxies()] == ["quota.E001"]
+
+
+def test_a_metered_list_costs_six_queries_with_a_key_and_four_without(
+    api_client, api_key, startups, django_assert_num_queries
+):
+    _, raw = api_key
+    api_client.get(LIST, **bearer(raw))  # first use: creates the month row, stamps last_used
+    api_client.get(LIST)
+    # key, plan, reserve, count, page, status read
+    with django_assert_num_queries(6):
+        api_client.get(LIST, **bearer(raw))
+    # reserve, count, page, status read
+    with django_assert_num_queries(4):
+        api_client.get(LIST)
