@@ -258,3 +258,12 @@ def test_a_metered_list_costs_six_queries_with_a_key_and_four_without(
     # reserve, count, page, status read
     with django_assert_num_queries(4):
         api_client.get(LIST)
+
+
+def test_clearing_the_cache_does_not_reset_the_allowance(api_client, api_key, startups):
+    from django.core.cache import cache
+
+    _, raw = api_key
+    api_client.get(LIST, **bearer(raw))
+    cache.clear()
+    assert api_client.get(LIST, **bearer(raw))["X-Service-Quota-Remaining"] == "80"
