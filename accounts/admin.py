@@ -2,6 +2,26 @@ from django.contrib import admin
 from django.contrib.auth.admin import UserAdmin
 
 from accounts.models import User
+from apikeys.models import ApiKey, Subscription
+
+
+class SubscriptionInline(admin.TabularInline):
+    model = Subscription
+    extra = 0
+    fields = ("plan", "current_period_end", "created_at")
+    readonly_fields = ("created_at",)
+
+
+class ApiKeyInline(admin.TabularInline):
+    """Keys are listed, not made here (the raw key is shown once, where it is created)."""
+
+    model = ApiKey
+    extra = 0
+    can_delete = False
+    fields = readonly_fields = ("display", "name", "created_at", "last_used_at", "revoked_at")
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
 
 
 @admin.register(User)
@@ -9,3 +29,4 @@ class AccountAdmin(UserAdmin):
     list_display = ("username", "email", "is_verified", "is_staff", "date_joined")
     list_filter = ("is_verified", "is_staff", "is_active")
     fieldsets = (*UserAdmin.fieldsets, ("Owner verification", {"fields": ("is_verified",)}))
+    inlines = [SubscriptionInline, ApiKeyInline]

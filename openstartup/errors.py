@@ -7,7 +7,6 @@ below render them. Keys are single words so the camelCase renderer leaves errors
 from django.http import HttpRequest, JsonResponse
 from rest_framework import exceptions, status
 from rest_framework.response import Response
-from rest_framework.views import exception_handler
 
 
 class ApiError(exceptions.APIException):
@@ -61,6 +60,10 @@ _DRF_CODES = {
 
 def api_exception_handler(exc: Exception, context: dict) -> Response | None:
     """Render every handled exception in the spec's error shape; real 500s are not caught."""
+    # Imported here: rest_framework.views loads the authentication classes at import time,
+    # and they import this module, so a module-level import would be circular.
+    from rest_framework.views import exception_handler
+
     response = exception_handler(exc, context)
     if response is None:
         return None

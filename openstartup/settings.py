@@ -89,6 +89,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "openstartup.middleware.ApiHeadersMiddleware",
+    "quota.headers.QuotaHeadersMiddleware",
 ]
 
 ROOT_URLCONF = "openstartup.urls"
@@ -116,6 +117,9 @@ DATABASES = {
         # IMMEDIATE takes the write lock at BEGIN, so concurrent quota updates queue instead of
         # failing with "database is locked" half-way through a transaction.
         "OPTIONS": {"transaction_mode": "IMMEDIATE", "timeout": 20},
+        # A file, not shared-cache memory: threads and live servers in tests then lock like
+        # production does (shared-cache memory databases fail at once instead of waiting).
+        "TEST": {"NAME": os.environ.get("SQLITE_TEST_PATH", str(BASE_DIR / "test_db.sqlite3"))},
     }
 }
 if database_url := os.environ.get("DATABASE_URL"):
@@ -153,6 +157,10 @@ LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "/dashboard/"
 LOGOUT_REDIRECT_URL = "/"
 
+# Proxies (addresses or CIDR networks) whose X-Forwarded-For is believed when they are the
+# socket peer: the client is then the right-most untrusted address. Empty: the socket address.
+TRUSTED_PROXIES = env_list("TRUSTED_PROXIES", [])
+
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
 USE_I18N = False
@@ -185,7 +193,7 @@ CORS_EXPOSE_HEADERS = [
 REST_FRAMEWORK = {
     "DEFAULT_RENDERER_CLASSES": ["startups.renderers.CamelCaseJSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
-    "DEFAULT_AUTHENTICATION_CLASSES": [],
+    "DEFAULT_AUTHENTICATION_CLASSES": ["apikeys.authentication.ApiKeyAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": [],
     "UNAUTHENTICATED_USER": None,
     "EXCEPTION_HANDLER": "openstartup.errors.api_exception_handler",

@@ -1,5 +1,5 @@
 from django.contrib import admin
-from django.urls import path, re_path
+from django.urls import include, path, re_path
 from django.views.generic import RedirectView
 
 from startups import views as startup_views
@@ -17,5 +17,6 @@ urlpatterns = [
     ),
     path("startups/<path:slug>", startup_views.profile_page, name="startup-profile"),
     path("admin/", admin.site.urls),
+    path("", include("apikeys.urls")),
     path("", RedirectView.as_view(url="/llms.txt", permanent=False), name="home"),
 ]

@@ -36,3 +36,12 @@ def apply_limit(*, requested: int | None, plan: PlanLimits) -> AppliedLimit:
             ),
         )
     return AppliedLimit(value=requested, notice=None)
+
+
+def remaining_notice(*, wanted: int, granted: int, plan: PlanLimits, resets_on: str) -> str:
+    """meta.notice when a page was cut to the records left of the monthly allowance."""
+    return (
+        f"limit lowered from {wanted} to {granted}: only {granted} of this month's "
+        f"{plan.monthly_allowance} {plan.name} records were left. The allowance resets on "
+        f"{resets_on}."
+    )

@@ -1,5 +1,8 @@
 import pytest
 from django.core.cache import cache
+from rest_framework.test import APIClient
+
+from tests.factories import make_api_key
 
 
 @pytest.fixture(autouse=True)
@@ -11,6 +14,11 @@ def _clear_cache():
 
 
 @pytest.fixture
-def api_client(client):
-    """Django's test client, for HTTP through the real middleware, URLs and views."""
-    return client
+def api_key(db):
+    """A fresh Free account's key: (ApiKey, raw key)."""
+    return make_api_key()
+
+
+@pytest.fixture
+def api_client() -> APIClient:
+    return APIClient()

@@ -1,13 +1,35 @@
 """Plain factory functions for test data (no fixed primary keys, no shared state)."""
 
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from itertools import count
 
 from django.contrib.auth import get_user_model
+from django.utils import timezone
 
+from accounts.models import User
+from accounts.services import account_create
+from apikeys.models import ApiKey, Subscription
+from apikeys.services import api_key_create
 from startups.models import Founder, MonthlyRevenue, Social, Startup, Verification
 
 _sequence = count(1)
+PASSWORD = "correct-horse-battery-staple"
+
+
+def make_account(*, email: str | None = None, password: str | None = PASSWORD) -> User:
+    return account_create(email=email or f"founder{next(_sequence)}@example.com", password=password)
+
+
+def make_api_key(*, account: User | None = None, name: str = "") -> tuple[ApiKey, str]:
+    created = api_key_create(account=account or make_account(), name=name)
+    return created.api_key, created.raw
+
+
+def make_subscription(*, account: User, days: int = 30) -> Subscription:
+    """A Pro period ending `days` from now (negative: lapsed that long ago)."""
+    return Subscription.objects.create(
+        account=account, current_period_end=timezone.now() + timedelta(days=days)
+    )
 
 
 def make_owner(*, verified: bool = False, **fields):
@@ -65,3 +87,8 @@ def make_verification(
             verification=verification, month=month, gross=gross, refunds=refunds
         )
     return verification
+
+
+def make_startups(count: int) -> list[Startup]:
+    """`count` startups, each with an MRR."""
+    return [make_startup(mrr=1000 + i) for i in range(count)]

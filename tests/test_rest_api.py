@@ -62,9 +62,12 @@ def test_list_items_carry_every_documented_key_with_nulls_not_omissions(client):
     assert item["icon"] is None and item["founderName"] is None
     assert item["revenue"] == {"mrr": None, "arr": None}
     assert item["rank"] is None
+    quota = body["meta"].pop("quota")
     assert body["meta"] == {
         "total": 1, "page": 1, "limit": 10, "hasMore": False, "plan": "Free", "maxLimit": 10,
     }  # fmt: skip
+    assert quota["limit"] == 100 and quota["used"] == 1 and quota["remaining"] == 99
+    assert TIMESTAMP.match(quota["resetsAt"])
 
 
 def test_detail_of_self_reported_startup_has_every_key_and_null_verification(client):
@@ -298,10 +301,13 @@ def test_second_page_and_has_more(client, twelve):
 
 
 def test_list_runs_a_fixed_number_of_queries(client, twelve, django_assert_num_queries):
-    with django_assert_num_queries(2):  # count + page
-        client.get("/api/v1/startups", {"limit": 10})
-    with django_assert_num_queries(2):  # count + page with the rank window
-        client.get("/api/v1/startups", {"limit": 10, "sort": "name-asc"})
+    client.get("/api/v1/startups", {"limit": 1})  # this month's usage row now exists
+    # Reserve (one UPDATE), count, page, usage figures for the headers: whatever the page size.
+    for limit in (1, 10):
+        with django_assert_num_queries(4):
+            client.get("/api/v1/startups", {"limit": limit})
+        with django_assert_num_queries(4):  # the page query carries the rank window
+            client.get("/api/v1/startups", {"limit": limit, "sort": "name-asc"})
 
 
 # --- detail and errors --------------------------------------------------------------------------

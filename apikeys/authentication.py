@@ -1,0 +1,53 @@
+"""DRF authentication by API key: `Authorization: Bearer <key>` or `X-API-Key: <key>`."""
+
+from django.http import HttpRequest
+from rest_framework.authentication import BaseAuthentication
+from rest_framework.request import Request
+
+from accounts.models import User
+from apikeys.models import ApiKey
+from apikeys.services import api_key_authenticate
+from openstartup.errors import InvalidApiKey
+
+
+def raw_key_from(request: HttpRequest) -> str | None:
+    """The key a request carries, None when it carries none; InvalidApiKey when unusable.
+
+    An Authorization header with another scheme, an empty key, or two different keys in the
+    two headers are refused rather than guessed at: a client that meant to send a key must
+    never be served as anonymous. The same key in both headers is accepted.
+    """
+    authorization = request.headers.get("Authorization")
+    x_api_key = request.headers.get("X-API-Key")
+    bearer = None
+    if authorization is not None:
+        scheme, _, value = authorization.strip().partition(" ")
+        if scheme.lower() != "bearer" or not value.strip():
+            raise InvalidApiKey("Send the API key as 'Authorization: Bearer <key>'.")
+        bearer = value.strip()
+    if x_api_key is not None:
+        x_api_key = x_api_key.strip()
+        if not x_api_key:
+            raise InvalidApiKey()
+        if bearer is not None and bearer != x_api_key:
+            raise InvalidApiKey("Authorization and X-API-Key carry different keys; send one.")
+    return bearer or x_api_key
+
+
+class ApiKeyAuthentication(BaseAuthentication):
+    """Sets request.user to the key's account and request.auth to the ApiKey."""
+
+    def authenticate(self, request: Request) -> tuple[User, ApiKey] | None:
+        try:
+            raw = raw_key_from(request._request)
+            if raw is None:
+                return None
+            api_key = api_key_authenticate(raw=raw)
+        except InvalidApiKey as error:
+            error.headers.setdefault("WWW-Authenticate", self.authenticate_header(request))
+            raise
+        return api_key.account, api_key
+
+    def authenticate_header(self, request: Request) -> str:
+        # Makes DRF answer 401 (not 403) with a WWW-Authenticate challenge.
+        return 'Bearer realm="api"'

@@ -1,0 +1,110 @@
+"""Writes and lookups for API keys and subscriptions."""
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Literal
+
+from django.db import transaction
+from django.utils import timezone
+
+from accounts.models import User
+from apikeys import keys
+from apikeys.models import ApiKey, Subscription
+from openstartup.errors import InvalidApiKey
+from quota.plans import FREE, PRO, PlanLimits
+
+# last_used_at is shown with minute precision; writing it at most once a minute keeps the
+# hot path to a read for busy keys.
+LAST_USED_RESOLUTION = timedelta(minutes=1)
+PRO_PERIOD = timedelta(days=30)
+
+PlanChoice = Literal["free", "pro", "lapsed"]
+
+
+@dataclass(frozen=True)
+class CreatedKey:
+    api_key: ApiKey
+    raw: str  # shown once, to the account owner, then forgotten
+
+
+def api_key_create(*, account: User, name: str = "") -> CreatedKey:
+    """Make a key for `account`; the raw key exists only in the returned value."""
+    raw = keys.generate()
+    api_key = ApiKey.objects.create(
+        account=account, name=name.strip(), digest=keys.digest(raw), last_four=keys.last_four(raw)
+    )
+    return CreatedKey(api_key=api_key, raw=raw)
+
+
+def api_key_authenticate(*, raw: str, now: datetime | None = None) -> ApiKey:
+    """Return the active key (with `.account` loaded) that `raw` is, or raise InvalidApiKey.
+
+    `raw` is the key exactly as the client sent it (no scheme, surrounding whitespace
+    stripped). Malformed, unknown, revoked keys and keys of deactivated accounts all raise
+    InvalidApiKey (401 `invalid_api_key`); callers must never fall back to anonymous access.
+    Used by the DRF authentication class and the MCP view alike.
+    """
+    if not keys.is_well_formed(raw):
+        raise InvalidApiKey()
+    api_key = (
+        ApiKey.objects.select_related("account")
+        .filter(digest=keys.digest(raw), revoked_at__isnull=True, account__is_active=True)
+        .first()
+    )
+    if api_key is None:
+        raise InvalidApiKey()
+    now = now or timezone.now()
+    if api_key.last_used_at is None or now - api_key.last_used_at >= LAST_USED_RESOLUTION:
+        ApiKey.objects.filter(pk=api_key.pk).update(last_used_at=now)
+        api_key.last_used_at = now
+    return api_key
+
+
+def api_key_revoke(*, api_key: ApiKey, now: datetime | None = None) -> ApiKey:
+    """Revoke a key for good; revoking twice keeps the first revocation time."""
+    if api_key.revoked_at is None:
+        api_key.revoked_at = now or timezone.now()
+        ApiKey.objects.filter(pk=api_key.pk, revoked_at__isnull=True).update(
+            revoked_at=api_key.revoked_at
+        )
+    return api_key
+
+
+def api_key_revoke_raw(*, raw: str, now: datetime | None = None) -> ApiKey | None:
+    """Revoke the key whose raw text is `raw` (operators' command); None if unknown."""
+    api_key = ApiKey.objects.filter(digest=keys.digest(raw.strip())).first()
+    return None if api_key is None else api_key_revoke(api_key=api_key, now=now)
+
+
+def account_plan(*, account_id: int, now: datetime | None = None) -> PlanLimits:
+    """Pro while the account has a subscription whose period has not ended, else Free."""
+    now = now or timezone.now()
+    active = Subscription.objects.filter(
+        account_id=account_id, plan=Subscription.Plan.PRO, current_period_end__gt=now
+    ).exists()
+    return PRO if active else FREE
+
+
+def pro_until(*, account: User, now: datetime | None = None) -> datetime | None:
+    """The end of the account's current Pro period, or None when it is on Free."""
+    now = now or timezone.now()
+    return (
+        Subscription.objects.filter(account=account, current_period_end__gt=now)
+        .order_by("-current_period_end")
+        .values_list("current_period_end", flat=True)
+        .first()
+    )
+
+
+@transaction.atomic
+def subscription_set(*, account: User, plan: PlanChoice, now: datetime | None = None) -> None:
+    """Put the account on `plan`: free ends any Pro period now, pro starts a 30-day period,
+    lapsed leaves a Pro period that ended a day ago (the key keeps working, on Free)."""
+    now = now or timezone.now()
+    Subscription.objects.filter(account=account, current_period_end__gt=now).update(
+        current_period_end=now
+    )
+    if plan == "pro":
+        Subscription.objects.create(account=account, current_period_end=now + PRO_PERIOD)
+    elif plan == "lapsed":
+        Subscription.objects.create(account=account, current_period_end=now - timedelta(days=1))

@@ -1,0 +1,77 @@
+"""Who a request's allowance belongs to: its key's account, or its client address."""
+
+import ipaddress
+from collections.abc import Mapping
+from datetime import datetime
+
+from django.conf import settings
+from rest_framework.request import Request
+
+from apikeys.services import account_plan
+from quota.plans import FREE
+from quota.services import Caller
+
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+
+def _parse(value: str) -> IPAddress | None:
+    try:
+        address = ipaddress.ip_address(value.strip())
+    except ValueError:
+        return None
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped:
+        return address.ipv4_mapped
+    return address
+
+
+def _trusted_networks() -> list[ipaddress.IPv4Network | ipaddress.IPv6Network]:
+    return [ipaddress.ip_network(entry, strict=False) for entry in settings.TRUSTED_PROXIES]
+
+
+def client_address(*, remote_addr: str, forwarded_for: str | None) -> IPAddress | None:
+    """The socket peer, unless it is a trusted proxy: then the right-most untrusted address
+    of X-Forwarded-For. Entries left of that are client-supplied and ignored, so a client
+    cannot pick its own address by sending the header."""
+    peer = _parse(remote_addr or "")
+    trusted = _trusted_networks()
+    if peer is None or not any(peer in network for network in trusted):
+        return peer
+    for entry in reversed((forwarded_for or "").split(",")):
+        hop = _parse(entry)
+        if hop is None:
+            break  # garbage from the client side: the last good hop is the client
+        peer = hop
+        if not any(hop in network for network in trusted):
+            break
+    return peer
+
+
+def client_key(address: IPAddress | None) -> str:
+    """The allowance key of an address: IPv4 as is, IPv6 per /64 (one subscriber's LAN)."""
+    if address is None:
+        return "unknown"
+    if isinstance(address, ipaddress.IPv6Address):
+        return str(ipaddress.IPv6Network((address, 64), strict=False))
+    return str(address)
+
+
+def caller_for(
+    *, account_id: int | None, meta: Mapping[str, str], now: datetime | None = None
+) -> Caller:
+    """The Caller of a request: the key's account and its plan, else Free per client."""
+    if account_id is not None:
+        return Caller(plan=account_plan(account_id=account_id, now=now), account_id=account_id)
+    address = client_address(
+        remote_addr=meta.get("REMOTE_ADDR", ""), forwarded_for=meta.get("HTTP_X_FORWARDED_FOR")
+    )
+    return Caller(plan=FREE, client=client_key(address))
+
+
+def request_caller(request: Request) -> Caller:
+    """The request's Caller, worked out once per request (authenticating it if needed)."""
+    caller = getattr(request, "_quota_caller", None)
+    if caller is None:
+        user = request.user  # DRF authenticates here; a bad key raises InvalidApiKey
+        caller = caller_for(account_id=getattr(user, "pk", None), meta=request.META)
+        request._quota_caller = caller
+    return caller

@@ -1,0 +1,99 @@
+"""The only place that writes the plan and quota figures: X-Service-* headers and meta.
+
+Every /api/v1 response carries them, errors included: metered DRF views get them from
+`QuotaHeadersMixin.finalize_response` (which DRF runs for successes and handled errors alike);
+`QuotaHeadersMiddleware` covers the rest (unknown /api/v1 paths, unhandled errors).
+"""
+
+from collections.abc import Callable
+
+from django.http import HttpRequest, HttpResponse
+from django.utils import timezone
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from apikeys.authentication import raw_key_from
+from apikeys.services import api_key_authenticate
+from openstartup.errors import InvalidApiKey
+from openstartup.formats import iso_timestamp
+from quota.callers import caller_for, request_caller
+from quota.services import Caller, QuotaStatus, next_reset, quota_status
+
+PLAN_HEADER = "X-Service-Plan"
+
+
+def status_of(*, caller: Caller) -> QuotaStatus:
+    """The caller's status; uncapped plans need no database read."""
+    if caller.plan.monthly_allowance is None:
+        return QuotaStatus(plan=caller.plan, used=0, resets_at=next_reset(timezone.now()))
+    return quota_status(caller=caller)
+
+
+def request_status(request: Request, *, refresh: bool = False) -> QuotaStatus:
+    """The request's status, read once (again with `refresh`, after spending)."""
+    status = getattr(request, "_quota_status", None)
+    if status is None or refresh:
+        status = status_of(caller=request_caller(request))
+        request._quota_status = status
+    return status
+
+
+def quota_headers(status: QuotaStatus) -> dict[str, str]:
+    headers = {PLAN_HEADER: status.plan.name, "X-Service-Max-Limit": str(status.plan.max_limit)}
+    if status.limit is not None:
+        headers["X-Service-Quota-Limit"] = str(status.limit)
+        headers["X-Service-Quota-Remaining"] = str(status.remaining)
+        headers["X-Service-Quota-Reset"] = iso_timestamp(status.resets_at)
+    return headers
+
+
+def quota_meta(status: QuotaStatus) -> dict:
+    """meta.plan, meta.max_limit and (capped plans only) meta.quota of the list envelope."""
+    meta: dict = {"plan": status.plan.name, "max_limit": status.plan.max_limit}
+    if status.limit is not None:
+        meta["quota"] = {
+            "limit": status.limit,
+            "used": min(status.used, status.limit),
+            "remaining": status.remaining,
+            "resets_at": iso_timestamp(status.resets_at),
+        }
+    return meta
+
+
+def stamp(response: HttpResponse, status: QuotaStatus) -> None:
+    for name, value in quota_headers(status).items():
+        response[name] = value
+
+
+class QuotaHeadersMixin:
+    """For /api/v1 views: stamp the caller's plan and quota on every response."""
+
+    def finalize_response(self, request: Request, response: Response, *args, **kwargs):
+        response = super().finalize_response(request, response, *args, **kwargs)
+        stamp(response, request_status(request))
+        return response
+
+
+class QuotaHeadersMiddleware:
+    """Stamps /api/v1 responses that no metered view answered (unknown paths, 500s)."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]):
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        if request.path.startswith("/api/v1/") and PLAN_HEADER not in response:
+            stamp(response, status_of(caller=self._caller(request)))
+        return response
+
+    def _caller(self, request: HttpRequest) -> Caller:
+        # No view authenticated this request, so this is its only key check. A bad key is
+        # reported on the Free figures of the client address, like a request without a key.
+        account_id = None
+        try:
+            raw = raw_key_from(request)
+            if raw is not None:
+                account_id = api_key_authenticate(raw=raw).account_id
+        except InvalidApiKey:
+            pass
+        return caller_for(account_id=account_id, meta=request.META)

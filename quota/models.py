@@ -1,0 +1,49 @@
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+
+class MonthlyUsage(models.Model):
+    """Records served in one UTC calendar month to one account, or to one client address.
+
+    Exactly one of `account` and `client` is set. `client` is an IPv4 address or an IPv6 /64
+    network. The database is the source of truth for the allowance: a cache restart cannot
+    wipe it, and every change is a single conditional UPDATE.
+    """
+
+    account = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="monthly_usage",
+    )
+    client = models.CharField(max_length=64, null=True, blank=True)
+    month = models.DateField(help_text="First day of the UTC month.")
+    used = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        verbose_name_plural = "monthly usage"
+        ordering = ["-month", "-used"]
+        constraints = [
+            models.CheckConstraint(
+                condition=(
+                    Q(account__isnull=False, client__isnull=True)
+                    | Q(account__isnull=True, client__isnull=False)
+                ),
+                name="usage_account_xor_client",
+            ),
+            models.UniqueConstraint(
+                fields=["account", "month"],
+                condition=Q(account__isnull=False),
+                name="usage_one_per_account_month",
+            ),
+            models.UniqueConstraint(
+                fields=["client", "month"],
+                condition=Q(client__isnull=False),
+                name="usage_one_per_client_month",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.account or self.client} {self.month:%Y-%m}: {self.used}"

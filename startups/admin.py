@@ -1,0 +1,49 @@
+from django.contrib import admin
+
+from startups.models import Founder, MonthlyRevenue, Social, Startup, Verification
+
+
+class FounderInline(admin.TabularInline):
+    model = Founder
+    extra = 0
+
+
+class SocialInline(admin.TabularInline):
+    model = Social
+    extra = 0
+
+
+@admin.register(Startup)
+class StartupAdmin(admin.ModelAdmin):
+    list_display = ("name", "slug", "category", "mrr", "on_sale", "is_published", "owner")
+    list_filter = ("is_published", "on_sale", "ai_addon_active", "category")
+    search_fields = ("name", "slug", "category", "description")
+    prepopulated_fields = {"slug": ("name",)}
+    raw_id_fields = ("owner",)
+    inlines = [FounderInline, SocialInline]
+
+
+class MonthlyRevenueInline(admin.TabularInline):
+    model = MonthlyRevenue
+    extra = 0
+    can_delete = False
+    fields = readonly_fields = ("month", "gross", "refunds", "net")
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+
+@admin.register(Verification)
+class VerificationAdmin(admin.ModelAdmin):
+    """Verified figures come only from the provider sync: operators can look, not edit."""
+
+    list_display = ("startup", "provider", "level", "verified_at", "mrr", "total_revenue")
+    list_filter = ("provider", "level")
+    search_fields = ("startup__name", "startup__slug")
+    inlines = [MonthlyRevenueInline]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False

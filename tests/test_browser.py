@@ -1,0 +1,97 @@
+"""The founders' flow in real headless Chromium: sign up → create a key → use it on the API
+(usage moves on the dashboard) → revoke it → the API answers 401.
+
+Needs Debian's chromium (.ci/install-browser); Playwright drives that binary, it never
+downloads a browser. Set BROWSER_SCREENSHOT_DIR to keep a screenshot of the dashboard.
+"""
+
+import os
+import re
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.factories import PASSWORD, make_startups
+
+CHROMIUM = Path(os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium"))
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+pytestmark = pytest.mark.skipif(
+    not CHROMIUM.exists(), reason=f"{CHROMIUM} is missing; run .ci/install-browser"
+)
+
+
+@pytest.fixture
+def page(live_server, monkeypatch):
+    sync_api = pytest.importorskip("playwright.sync_api")
+    # Playwright's sync API keeps an event loop in this thread; the ORM calls the test makes
+    # meanwhile are plain synchronous ones.
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        context = browser.new_context(viewport={"width": 1200, "height": 900})
+        page = context.new_page()
+        page.set_default_timeout(15_000)
+        yield page
+        context.close()
+        browser.close()
+
+
+def api_get(base: str, raw: str) -> httpx.Response:
+    return httpx.get(f"{base}/api/v1/startups", headers={"Authorization": f"Bearer {raw}"})
+
+
+def test_a_founder_signs_up_creates_uses_and_revokes_a_key_in_chromium(live_server, page, tmp_path):
+    make_startups(4)
+    base = live_server.url
+
+    page.goto(f"{base}/accounts/signup/")
+    page.fill("input[name=email]", "browser-founder@example.com")
+    page.fill("input[name=password1]", PASSWORD)
+    page.fill("input[name=password2]", PASSWORD)
+    page.click("button[type=submit]")
+    page.wait_for_url(f"{base}/dashboard/")
+    assert page.text_content("[data-testid=plan]").strip() == "Free"
+    assert page.text_content("[data-testid=used]").split()[0] == "0"
+
+    page.fill("input[name=name]", "browser test")
+    page.click("text=Create key")
+    raw = page.text_content("[data-testid=new-key]").strip()
+    shots = Path(os.environ.get("BROWSER_SCREENSHOT_DIR", tmp_path))
+    shots.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(shots / "key-created.png"))
+    assert re.fullmatch(r"osk_[0-9A-Za-z]{46}", raw)
+    assert "will not be shown again" in page.content()
+
+    served = api_get(base, raw)
+    assert served.status_code == 200
+    assert len(served.json()["data"]) == 4
+    assert served.headers["X-Service-Quota-Remaining"] == "96"
+
+    page.click("text=back to the dashboard")
+    page.wait_for_url(f"{base}/dashboard/")
+    assert page.text_content("[data-testid=used]").split()[0] == "4"
+    assert page.text_content("[data-testid=remaining]").strip() == "96"
+    assert raw not in page.content()
+    assert f"osk_…{raw[-4:]}" in page.content()
+    page.screenshot(path=str(shots / "dashboard.png"), full_page=True)
+
+    page.click("text=Revoke")
+    page.wait_for_selector("text=Revoke this key?")
+    page.click("button:has-text('Revoke key')")
+    page.wait_for_url(f"{base}/dashboard/")
+    assert "was revoked" in page.content()
+
+    refused = api_get(base, raw)
+    assert refused.status_code == 401
+    assert refused.json()["error"]["code"] == "invalid_api_key"
