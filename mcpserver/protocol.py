@@ -189,7 +189,8 @@ def handle_request(message: dict, *, headers: Mapping[str, str], http_request: A
             raise RpcError(METHOD_NOT_FOUND, f"Method not found: {message['method']}")
         result = handler(Call(message["method"], params, modern, http_request))
     except RpcError as error:
-        status = _MODERN_STATUS.get(error.code, 200) if modern or _is_modern(headers) else 200
+        modern_wire = modern or _uses_modern_wire(params, headers)
+        status = _MODERN_STATUS.get(error.code, 200) if modern_wire else 200
         return status, error_response(request_id, error.code, error.message, error.data)
     if modern:
         result = {**result, "resultType": "complete"}
@@ -197,5 +198,8 @@ def handle_request(message: dict, *, headers: Mapping[str, str], http_request: A
     return 200, {"jsonrpc": "2.0", "id": request_id, "result": result}
 
 
-def _is_modern(headers: Mapping[str, str]) -> bool:
-    return headers.get("mcp-protocol-version") in MODERN_VERSIONS
+def _uses_modern_wire(params: Any, headers: Mapping[str, str]) -> bool:
+    """Whether the client speaks 2026-07-28 (envelope or header), so errors get its statuses."""
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    in_meta = isinstance(meta, dict) and PROTOCOL_VERSION_META_KEY in meta
+    return in_meta or headers.get("mcp-protocol-version") in MODERN_VERSIONS
