@@ -33,6 +33,8 @@ class ToolError(Exception):
 class StrictText(serializers.CharField):
     def __init__(self, **kwargs: Any):
         kwargs.setdefault("max_length", MAX_TEXT)
+        # An empty optional filter means "no filter"; a required one must say something.
+        kwargs.setdefault("allow_blank", kwargs.get("required") is False)
         super().__init__(**kwargs)
 
     def to_internal_value(self, data: Any) -> str:
@@ -73,7 +75,11 @@ class LimitField(StrictInteger):
     """How many results: at least 1; above MAX_LIMIT it is capped (not an error)."""
 
     def __init__(self, **kwargs: Any):
-        kwargs.setdefault("help_text", f"Most results to return, 1-{MAX_LIMIT} (default 10).")
+        kwargs.setdefault(
+            "help_text",
+            f"Most results to return, 1-{MAX_LIMIT} (default {DEFAULT_LIMIT}); "
+            f"larger values are capped at {MAX_LIMIT}.",
+        )
         super().__init__(min_value=1, required=False, default=DEFAULT_LIMIT, **kwargs)
 
     def to_internal_value(self, data: Any) -> int:
@@ -118,6 +124,12 @@ class ToolArguments(serializers.Serializer):
             raise serializers.ValidationError(
                 {key: [f"unknown argument (allowed: {allowed})"] for key in unknown}
             )
+        # null for an optional argument counts as leaving it out (models often send nulls).
+        data = {
+            key: value
+            for key, value in data.items()
+            if value is not None or self.fields[key].required
+        }
         return super().to_internal_value(data)
 
 

@@ -8,6 +8,7 @@ from typing import Any
 
 import orjson
 from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponse
 from django.views.decorators.csrf import csrf_exempt
 
@@ -71,6 +72,9 @@ def mcp_endpoint(request: HttpRequest) -> HttpResponse:
 
     try:
         message = orjson.loads(request.body)
+    except RequestDataTooBig:
+        body = error_response(None, INVALID_REQUEST, "Request body too large")
+        return _json(body, status=413)
     except orjson.JSONDecodeError:
         return _json(error_response(None, PARSE_ERROR, "Parse error: invalid JSON"), status=400)
     if isinstance(message, list):

@@ -293,6 +293,29 @@ def test_tool_failures_come_back_in_band(client, dataset, name, arguments, fragm
     assert fragment in result["content"][0]["text"]
 
 
+def test_null_or_empty_optional_arguments_count_as_omitted(client, dataset):
+    arguments = {"query": "", "category": None, "verified": None, "limit": None}
+    result = call_tool(client, "search_startups", arguments)
+    assert result["isError"] is False
+    assert result["structuredContent"]["count"] == 4
+    revenue = call_tool(client, "search_by_revenue", {"min_mrr": None, "max_mrr": None})
+    assert revenue["structuredContent"]["count"] == 3
+
+
+def test_blank_required_argument_is_a_tool_error(client, dataset):
+    result = call_tool(client, "get_startup", {"slug": ""})
+    assert result["isError"] is True
+    assert "slug: This field may not be blank" in result["content"][0]["text"]
+
+
+def test_oversized_body_is_413_json(client, settings):
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 100
+    body = {"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"x": "y" * 200}}
+    response = post(client, body)
+    assert response.status_code == 413
+    assert response.json()["error"]["code"] == -32600
+
+
 def test_arguments_may_be_omitted(client, dataset):
     body = rpc(client, "tools/call", {"name": "find_verified_startups"})
     assert body["result"]["isError"] is False
