@@ -374,6 +374,15 @@ def test_if_none_match_gets_304(client, form):
         assert response["ETag"] == etag
 
 
+@pytest.mark.parametrize("accept", ["text/html", "application/xml", "*/*", "application/json"])
+def test_any_accept_header_gets_json(client, accept):
+    make_ai_startup(slug="acme")
+    for path in ("/api/ai/discovery", "/api/ai/startups/acme", "/api/ai/startups/none"):
+        response = client.get(path, headers={"Accept": accept})
+        assert response.status_code in (200, 404)
+        assert response["Content-Type"] == "application/json"
+
+
 def test_stale_etag_gets_the_full_answer(client):
     make_ai_startup(slug="acme")
     response = client.get("/api/ai/discovery", headers={"If-None-Match": '"nope"'})
