@@ -22,7 +22,6 @@ from mcpserver.protocol import (
     unsupported_version,
 )
 from openstartup.errors import ApiError
-from openstartup.formats import site_url
 
 # JSON-RPC code for the API's own errors (e.g. 401 invalid_api_key); data.code names the spec code.
 API_ERROR = -32010
@@ -45,11 +44,15 @@ def authenticate_request(request: HttpRequest) -> Any:
 
 
 def _origin_allowed(request: HttpRequest) -> bool:
+    """No Origin (not a browser) or an allow-listed one (MCP_ALLOWED_ORIGINS, SITE_URL)."""
     origin = request.headers.get("Origin")
     if origin is None:
         return True
     origin = origin.rstrip("/")
-    return origin in settings.MCP_ALLOWED_ORIGINS or origin == site_url(request)
+    # The site's own origin only when configured: a Host-derived one would let a DNS-rebinding
+    # page vouch for itself.
+    own = [settings.SITE_URL] if settings.SITE_URL else []
+    return origin in [*settings.MCP_ALLOWED_ORIGINS, *own]
 
 
 @csrf_exempt
