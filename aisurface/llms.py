@@ -10,8 +10,9 @@ from django.conf import settings
 from django.http import HttpRequest
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
+from mcpserver.arguments import DEFAULT_LIMIT, MAX_LIMIT
 from mcpserver.protocol import SUPPORTED_VERSIONS
-from mcpserver.tools import MAX_LIMIT, TOOLS
+from mcpserver.tools import TOOLS
 from openstartup.formats import site_url
 from quota.plans import FREE, PRO
 
@@ -167,7 +168,7 @@ def llms_txt(request: HttpRequest) -> str:
             lines += [
                 "Protocol versions: " + ", ".join(SUPPORTED_VERSIONS) + " (initialize handshake, "
                 "or `server/discover` with per-request `_meta` for 2026-07-28). Tools (tools/call; "
-                f"`limit` defaults to 10 and is capped at {MAX_LIMIT}; results in "
+                f"`limit` defaults to {DEFAULT_LIMIT} and is capped at {MAX_LIMIT}; results in "
                 "`structuredContent`, and as JSON text in `content[0].text`; failures set "
                 "`isError`):",
                 "",

@@ -1,12 +1,11 @@
 """The MCP tool registry: per tool a name, description, argument serializer and handler.
 
 Handlers call the shared selectors and serializers (the same ones /api/ai uses). Argument
-serializers reject unknown keys and values of the wrong JSON type; the input schema each tool
-advertises is generated from its serializer, so the two cannot disagree. Failures are raised as
+serializers (see `mcpserver.arguments`) reject unknown keys and values of the wrong JSON type; the
+input schema each tool advertises is generated from its serializer. Failures are raised as
 `ToolError` and go back in-band (`isError: true`) so the model can correct itself.
 """
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -15,141 +14,20 @@ import orjson
 from django.conf import settings
 from rest_framework import serializers
 
+from mcpserver.arguments import (
+    LimitField,
+    StrictBoolean,
+    StrictText,
+    ToolArguments,
+    WholeDollars,
+    input_schema,
+)
 from startups.selectors import ai_startup_get, ai_startup_list
 from startups.serializers import AiMatchSerializer, AiProfileSerializer
-
-DEFAULT_LIMIT = 10
-MAX_LIMIT = 50
-MAX_TEXT = 200
 
 
 class ToolError(Exception):
     """A tool failure the model can act on; its message says what to fix."""
-
-
-# --- Strict argument fields: JSON types as the input schema states them, no coercion. ---
-
-
-class StrictText(serializers.CharField):
-    def __init__(self, **kwargs: Any):
-        kwargs.setdefault("max_length", MAX_TEXT)
-        # An empty optional filter means "no filter"; a required one must say something.
-        kwargs.setdefault("allow_blank", kwargs.get("required") is False)
-        super().__init__(**kwargs)
-
-    def to_internal_value(self, data: Any) -> str:
-        if not isinstance(data, str):
-            self.fail("invalid")
-        return super().to_internal_value(data.replace("\x00", ""))
-
-    def json_schema(self) -> dict:
-        return {"type": "string", "maxLength": self.max_length}
-
-
-class StrictBoolean(serializers.BooleanField):
-    def to_internal_value(self, data: Any) -> bool:
-        if not isinstance(data, bool):
-            self.fail("invalid", input=data)
-        return data
-
-    def json_schema(self) -> dict:
-        return {"type": "boolean"}
-
-
-class StrictInteger(serializers.IntegerField):
-    def to_internal_value(self, data: Any) -> int:
-        if isinstance(data, float) and data.is_integer():
-            data = int(data)
-        if isinstance(data, bool) or not isinstance(data, int):
-            self.fail("invalid")
-        return super().to_internal_value(data)
-
-    def json_schema(self) -> dict:
-        schema: dict[str, Any] = {"type": "integer"}
-        if self.min_value is not None:
-            schema["minimum"] = self.min_value
-        return schema
-
-
-class LimitField(StrictInteger):
-    """How many results: at least 1; above MAX_LIMIT it is capped (not an error)."""
-
-    def __init__(self, **kwargs: Any):
-        kwargs.setdefault(
-            "help_text",
-            f"Most results to return, 1-{MAX_LIMIT} (default {DEFAULT_LIMIT}); "
-            f"larger values are capped at {MAX_LIMIT}.",
-        )
-        super().__init__(min_value=1, required=False, default=DEFAULT_LIMIT, **kwargs)
-
-    def to_internal_value(self, data: Any) -> int:
-        return min(super().to_internal_value(data), MAX_LIMIT)
-
-    def json_schema(self) -> dict:
-        return {**super().json_schema(), "maximum": MAX_LIMIT, "default": DEFAULT_LIMIT}
-
-
-class WholeDollars(serializers.Field):
-    """A USD amount; decimals are rounded inward (`up` for a lower bound, `down` for an upper)."""
-
-    default_error_messages = {"invalid": "A number of US dollars (0 or more) is required."}
-
-    def __init__(self, *, rounding: str, **kwargs: Any):
-        self.rounding = rounding
-        super().__init__(**kwargs)
-
-    def to_internal_value(self, data: Any) -> int:
-        if isinstance(data, bool) or not isinstance(data, int | float):
-            self.fail("invalid")
-        if not math.isfinite(data) or data < 0 or data > 2**62:
-            self.fail("invalid")
-        return math.ceil(data) if self.rounding == "up" else math.floor(data)
-
-    def to_representation(self, value: Any) -> Any:
-        return value
-
-    def json_schema(self) -> dict:
-        return {"type": "number", "minimum": 0}
-
-
-class ToolArguments(serializers.Serializer):
-    """Base of every argument serializer: an object with only the declared keys."""
-
-    def to_internal_value(self, data: Any) -> dict:
-        if not isinstance(data, dict):
-            raise serializers.ValidationError({"arguments": ["must be a JSON object"]})
-        unknown = sorted(set(data) - set(self.fields))
-        if unknown:
-            allowed = ", ".join(self.fields) or "none"
-            raise serializers.ValidationError(
-                {key: [f"unknown argument (allowed: {allowed})"] for key in unknown}
-            )
-        # null for an optional argument counts as leaving it out (models often send nulls).
-        data = {
-            key: value
-            for key, value in data.items()
-            if value is not None or self.fields[key].required
-        }
-        return super().to_internal_value(data)
-
-
-def input_schema(arguments: type[ToolArguments]) -> dict:
-    """The JSON Schema of a tool's arguments, generated from its serializer."""
-    properties = {}
-    required = []
-    for name, field in arguments().fields.items():
-        schema = field.json_schema()
-        if field.help_text:
-            schema["description"] = str(field.help_text)
-        properties[name] = schema
-        if field.required:
-            required.append(name)
-    return {
-        "type": "object",
-        "properties": properties,
-        "required": required,
-        "additionalProperties": False,
-    }
 
 
 # --- Output schemas: what every structuredContent really is (tests validate against them). ---
