@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
+from django.http import HttpRequest
 
 from mcpserver.tools import call_tool, server_instructions, tool_definitions
 
@@ -77,7 +78,7 @@ class Call:
     method: str
     params: dict
     modern: bool
-    http_request: Any
+    http_request: HttpRequest
 
 
 def server_info() -> dict:
@@ -173,7 +174,9 @@ def _modern_envelope(message: dict, params: dict, headers: Mapping[str, str]) ->
     return True
 
 
-def handle_request(message: dict, *, headers: Mapping[str, str], http_request: Any) -> tuple:
+def handle_request(
+    message: dict, *, headers: Mapping[str, str], http_request: HttpRequest
+) -> tuple[int, dict]:
     """Answer one JSON-RPC request: (HTTP status, response object)."""
     request_id = message.get("id")
     params = message.get("params")

@@ -12,6 +12,7 @@ from typing import Any
 
 import orjson
 from django.conf import settings
+from django.http import HttpRequest
 from rest_framework import serializers
 
 from mcpserver.arguments import (
@@ -163,17 +164,17 @@ class RevenueArguments(ToolArguments):
         return attrs
 
 
-def _matches(request, **filters: Any) -> dict:
+def _matches(request: HttpRequest, **filters: Any) -> dict:
     startups = ai_startup_list(**filters)
     data = AiMatchSerializer(startups, many=True, context={"request": request}).data
     return {"count": len(data), "startups": data}
 
 
-def _search_startups(request, args: dict) -> dict:
+def _search_startups(request: HttpRequest, args: dict) -> dict:
     return _matches(request, **args)
 
 
-def _get_startup(request, args: dict) -> dict:
+def _get_startup(request: HttpRequest, args: dict) -> dict:
     startup = ai_startup_get(slug=args["slug"])
     if startup is None:
         raise ToolError(
@@ -183,19 +184,19 @@ def _get_startup(request, args: dict) -> dict:
     return AiProfileSerializer(startup, context={"request": request}).data
 
 
-def _find_verified(request, args: dict) -> dict:
+def _find_verified(request: HttpRequest, args: dict) -> dict:
     return _matches(request, verified=True, limit=args["limit"])
 
 
-def _by_category(request, args: dict) -> dict:
+def _by_category(request: HttpRequest, args: dict) -> dict:
     return _matches(request, category=args["category"], limit=args["limit"])
 
 
-def _by_industry(request, args: dict) -> dict:
+def _by_industry(request: HttpRequest, args: dict) -> dict:
     return _matches(request, industry=args["industry"], limit=args["limit"])
 
 
-def _by_revenue(request, args: dict) -> dict:
+def _by_revenue(request: HttpRequest, args: dict) -> dict:
     return _matches(request, has_mrr=True, **args)
 
 
@@ -205,7 +206,7 @@ class Tool:
     title: str
     description: str
     arguments: type[ToolArguments]
-    handler: Callable[[Any, dict], dict]
+    handler: Callable[[HttpRequest, dict], dict]
     output_schema: dict
 
     def definition(self) -> dict:
@@ -310,7 +311,7 @@ def _text_result(text: str, *, is_error: bool) -> dict:
     return {"content": [{"type": "text", "text": text}], "isError": is_error}
 
 
-def call_tool(name: str, arguments: Any, *, request) -> dict:
+def call_tool(name: str, arguments: Any, *, request: HttpRequest) -> dict:
     """Run one tool; a `CallToolResult` dict, failures in-band with `isError: true`."""
     tool = TOOLS.get(name)
     if tool is None:

@@ -7,6 +7,7 @@ import math
 from typing import Any
 
 from django.conf import settings
+from django.http import HttpRequest
 from django.urls import reverse
 from rest_framework import serializers
 
@@ -220,11 +221,11 @@ SELF_REPORTED = "self_reported"
 PUBLIC_SOURCES = "public_sources"
 
 
-def ai_api_url(startup: Startup, request) -> str:
+def ai_api_url(startup: Startup, request: HttpRequest | None) -> str:
     return site_url(request) + reverse("ai-profile", kwargs={"slug": startup.slug})
 
 
-def ai_discovery_url(request) -> str:
+def ai_discovery_url(request: HttpRequest | None) -> str:
     return site_url(request) + reverse("ai-discovery")
 
 
