@@ -61,11 +61,6 @@ def _fresh_cache():
     cache.clear()
 
 
-@pytest.fixture
-def client() -> Client:
-    return Client()
-
-
 def discovery(client: Client, **params) -> dict:
     response = client.get("/api/ai/discovery", params)
     assert response.status_code == 200, response.content

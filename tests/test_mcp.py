@@ -41,11 +41,6 @@ def _fresh_cache():
     cache.clear()
 
 
-@pytest.fixture
-def client() -> Client:
-    return Client()
-
-
 def make_dataset() -> None:
     acme = make_ai_startup(
         slug="acme",
