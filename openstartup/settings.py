@@ -60,6 +60,13 @@ CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS", [])
 SITE_URL = os.environ.get("SITE_URL", "").rstrip("/")
 SERVICE_NAME = "OpenStartup"
 
+# /api/ai answers are cached (shared, never per caller) for this long; also their max-age.
+AI_CACHE_SECONDS = env_int("AI_CACHE_SECONDS", 300)
+# Browser origins allowed to call /api/mcp (besides the site itself); others get 403.
+MCP_ALLOWED_ORIGINS = [o.rstrip("/") for o in env_list("MCP_ALLOWED_ORIGINS", [])]
+MCP_SERVER_NAME = "openstartup"
+MCP_SERVER_VERSION = "1.0.0"
+
 INSTALLED_APPS = [
     "django.contrib.admin",
     "django.contrib.auth",
@@ -181,18 +188,29 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # CORS: a public read API. Every response carries Access-Control-Allow-Origin: *.
 CORS_ALLOW_ALL_ORIGINS = True
 CORS_URLS_REGEX = r"^/(api/|llms\.txt$).*"
-CORS_ALLOW_HEADERS = ["authorization", "content-type", "x-api-key", "accept"]
+CORS_ALLOW_HEADERS = [
+    "authorization",
+    "content-type",
+    "x-api-key",
+    "accept",
+    "if-none-match",
+    "mcp-protocol-version",
+    "mcp-method",
+    "mcp-name",
+]
 CORS_EXPOSE_HEADERS = [
     "X-Service-Plan",
     "X-Service-Max-Limit",
     "X-Service-Quota-Limit",
     "X-Service-Quota-Remaining",
     "X-Service-Quota-Reset",
+    "ETag",
 ]
 
 REST_FRAMEWORK = {
     "DEFAULT_RENDERER_CLASSES": ["startups.renderers.CamelCaseJSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "startups.renderers.JSONOnlyNegotiation",
     "DEFAULT_AUTHENTICATION_CLASSES": ["apikeys.authentication.ApiKeyAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": [],
     "UNAUTHENTICATED_USER": None,

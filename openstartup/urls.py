@@ -2,6 +2,8 @@ from django.contrib import admin
 from django.urls import include, path, re_path
 from django.views.generic import RedirectView
 
+from aisurface import views as ai_views
+from mcpserver import views as mcp_views
 from startups import views as startup_views
 
 handler404 = "openstartup.errors.handler404"
@@ -16,6 +18,13 @@ urlpatterns = [
         name="startup-detail",
     ),
     path("startups/<path:slug>", startup_views.profile_page, name="startup-profile"),
+    # /api/ai: the curated AI-enabled set, snake_case, shared cache.
+    re_path(r"^api/ai/discovery/?$", ai_views.AiDiscoveryView.as_view(), name="ai-discovery"),
+    path("api/ai/startups/<path:slug>", ai_views.AiProfileView.as_view(), name="ai-profile"),
+    # Exactly /api/mcp (a trailing slash is served too, never redirected: clients do not follow
+    # redirects on POST).
+    re_path(r"^api/mcp/?$", mcp_views.mcp_endpoint, name="mcp"),
+    path("llms.txt", ai_views.llms_txt_view, name="llms-txt"),
     path("admin/", admin.site.urls),
     path("", include("apikeys.urls")),
     path("", RedirectView.as_view(url="/llms.txt", permanent=False), name="home"),

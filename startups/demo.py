@@ -447,7 +447,7 @@ def refresh_planner_statistics() -> None:
     conn = connections[DEFAULT_DB_ALIAS]
     with conn.cursor() as cursor:
         for table in tables:
-            if conn.vendor == "postgresql":
+            if conn.vendor == "postgresql" and not conn.in_atomic_block:
                 cursor.execute(f"VACUUM (ANALYZE) {conn.ops.quote_name(table)}")
             else:
                 cursor.execute(f"ANALYZE {conn.ops.quote_name(table)}")

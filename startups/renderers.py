@@ -4,6 +4,7 @@ import re
 from typing import Any
 
 import orjson
+from rest_framework.negotiation import BaseContentNegotiation
 from rest_framework.renderers import BaseRenderer
 
 _SNAKE = re.compile(r"_([a-z0-9])")
@@ -41,3 +42,15 @@ class JSONRenderer(BaseRenderer):
 class CamelCaseJSONRenderer(JSONRenderer):
     def transform(self, data: Any) -> Any:
         return camelize(data)
+
+
+class JSONOnlyNegotiation(BaseContentNegotiation):
+    """Every API answer is JSON whatever `Accept` says: never a 406 (the spec has one format)."""
+
+    def select_parser(self, request: Any, parsers: list) -> Any:
+        return parsers[0] if parsers else None
+
+    def select_renderer(
+        self, request: Any, renderers: list, format_suffix: str | None = None
+    ) -> tuple[Any, str]:
+        return renderers[0], renderers[0].media_type

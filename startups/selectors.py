@@ -7,6 +7,7 @@ from django.db.models import F, Prefetch, Q, QuerySet, Window
 from django.db.models.functions import Lower, RowNumber
 from django.db.models.lookups import IsNull
 from django.utils import timezone
+from django.utils.text import slugify
 
 from startups.models import Founder, MonthlyRevenue, Social, Startup
 
@@ -107,4 +108,72 @@ def ai_enabled_startups() -> QuerySet[Startup]:
     return published_startups().filter(
         Q(ai_addon_expires_at__isnull=True) | Q(ai_addon_expires_at__gt=timezone.now()),
         ai_addon_active=True,
+    )
+
+
+def slug_word(value: str | None) -> str:
+    """A category or industry as the slug-style word the AI filters use ("Developer Tools" ->
+    "developer-tools"); the one place that rule lives."""
+    return slugify(value or "", allow_unicode=True)
+
+
+def ai_startup_list(
+    *,
+    query: str | None = None,
+    category: str | None = None,
+    industry: str | None = None,
+    verified: bool | None = None,
+    min_mrr: int | None = None,
+    max_mrr: int | None = None,
+    has_mrr: bool = False,
+    limit: int | None = None,
+) -> list[Startup]:
+    """AI-enabled startups matching the filters, highest MRR first (one query).
+
+    `category` and `industry` are slug-style words compared with `slug_word` of the stored
+    values; `category` matches the primary category or any extra one. Those two are applied in
+    Python because slugify has no portable SQL form and the AI set is small and curated.
+    `verified` is the owner account's `is_verified`; `has_mrr` drops startups without MRR.
+    """
+    qs = ai_enabled_startups().select_related("owner", "verification")
+    if query:
+        qs = qs.filter(
+            Q(name__icontains=query)
+            | Q(description__icontains=query)
+            | Q(category__icontains=query)
+            | Q(industry__icontains=query)
+        )
+    if verified is True:
+        qs = qs.filter(owner__is_verified=True)
+    elif verified is False:
+        qs = qs.filter(Q(owner__isnull=True) | Q(owner__is_verified=False))
+    if has_mrr:
+        qs = qs.filter(mrr__isnull=False)
+    if min_mrr is not None:
+        qs = qs.filter(mrr__gte=min_mrr)
+    if max_mrr is not None:
+        qs = qs.filter(mrr__lte=max_mrr)
+    startups = list(qs.order_by(*RANK_ORDER))
+    if category := slug_word(category):
+        startups = [
+            s
+            for s in startups
+            if category in {slug_word(c) for c in [s.category, *(s.categories or [])]}
+        ]
+    if industry := slug_word(industry):
+        startups = [s for s in startups if slug_word(s.industry) == industry]
+    return startups if limit is None else startups[:limit]
+
+
+def ai_startup_get(*, slug: str) -> Startup | None:
+    """One AI-enabled startup with everything its AI profile shows, or None."""
+    return (
+        ai_enabled_startups()
+        .select_related("owner", "verification")
+        .prefetch_related(
+            Prefetch("founders", queryset=Founder.objects.order_by("position", "id")),
+            Prefetch("socials", queryset=Social.objects.order_by("platform", "id")),
+        )
+        .filter(slug=slug)
+        .first()
     )

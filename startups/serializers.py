@@ -6,6 +6,9 @@ Every documented key is always present: unknown values are None, never omitted.
 import math
 from typing import Any
 
+from django.conf import settings
+from django.http import HttpRequest
+from django.urls import reverse
 from rest_framework import serializers
 
 from openstartup.formats import iso_month, iso_timestamp, site_url
@@ -193,4 +196,148 @@ class StartupDetailSerializer(serializers.Serializer):
             "on_sale": startup.on_sale,
             "asking_price": startup.asking_price,
             "profile_url": profile_url(startup, self.context.get("request")),
+        }
+
+
+class AiDiscoveryFilterSerializer(serializers.Serializer):
+    """Query parameters of GET /api/ai/discovery. Invalid values are ignored, never errors."""
+
+    category = LenientText(required=False)
+    industry = LenientText(required=False)
+    verified = LenientBoolean(required=False)
+
+    def filters(self) -> dict[str, Any]:
+        data = self.validated_data
+        return {key: data.get(key) for key in ("category", "industry", "verified")}
+
+
+# schema.org type of every AI profile: a startup is an organization (its products are not
+# modelled separately, so SoftwareApplication would claim more than we know).
+AI_PROFILE_TYPE = "Organization"
+OWNER_VERIFIED = "owner_verified"
+UNVERIFIED = "unverified"
+# revenue.source when no payment provider is connected.
+SELF_REPORTED = "self_reported"
+PUBLIC_SOURCES = "public_sources"
+
+
+def ai_api_url(startup: Startup, request: HttpRequest | None) -> str:
+    return site_url(request) + reverse("ai-profile", kwargs={"slug": startup.slug})
+
+
+def ai_discovery_url(request: HttpRequest | None) -> str:
+    return site_url(request) + reverse("ai-discovery")
+
+
+def owner_verified(startup: Startup) -> bool:
+    """Whether the startup's owner account is verified (the AI surface's `verified`)."""
+    return startup.owner is not None and startup.owner.is_verified
+
+
+def revenue_source(startup: Startup) -> str:
+    """Where the headline figures come from: the provider, the founder, or public sources."""
+    verification = verification_of(startup)
+    if verification is not None:
+        return verification.provider
+    return SELF_REPORTED if startup.owner_id is not None else PUBLIC_SOURCES
+
+
+class AiDiscoveryEntrySerializer(serializers.Serializer):
+    """One entry of the AI discovery index."""
+
+    def to_representation(self, startup: Startup) -> dict:
+        request = self.context.get("request")
+        return {
+            "name": startup.name,
+            "slug": startup.slug,
+            "description": startup.description,
+            "category": startup.category,
+            "website": startup.website,
+            "profile_url": profile_url(startup, request),
+            "api_url": ai_api_url(startup, request),
+            "verified": owner_verified(startup),
+        }
+
+
+class AiMatchSerializer(AiDiscoveryEntrySerializer):
+    """A compact MCP search match: the discovery entry plus industry and headline revenue."""
+
+    def to_representation(self, startup: Startup) -> dict:
+        return {
+            **super().to_representation(startup),
+            "industry": startup.industry,
+            "revenue": {
+                "mrr": startup.mrr,
+                "arr": startup.arr,
+                "currency": startup.currency,
+                "verified": verification_of(startup) is not None,
+            },
+        }
+
+
+def _categories(startup: Startup) -> list[str]:
+    """The primary category first, then the extra ones, without duplicates or blanks."""
+    seen: dict[str, None] = {}
+    for category in [startup.category, *(startup.categories or [])]:
+        if isinstance(category, str) and category.strip():
+            seen.setdefault(category.strip(), None)
+    return list(seen)
+
+
+class AiProfileSerializer(serializers.Serializer):
+    """The schema.org-style AI profile of one AI-enabled startup."""
+
+    def to_representation(self, startup: Startup) -> dict:
+        request = self.context.get("request")
+        verification = verification_of(startup)
+        socials = [social.url for social in startup.socials.all()]
+        is_owner_verified = owner_verified(startup)
+        return {
+            "name": startup.name,
+            "slug": startup.slug,
+            "type": AI_PROFILE_TYPE,
+            "description": startup.description,
+            "website": startup.website,
+            "industry": startup.industry,
+            "categories": _categories(startup),
+            "founders": [
+                {
+                    "name": founder.name,
+                    "title": founder.title,
+                    "url": founder.twitter or founder.linkedin or None,
+                }
+                for founder in startup.founders.all()
+            ],
+            "founded_year": startup.founded,
+            "technologies": list(startup.technologies or []),
+            "verified": is_owner_verified,
+            "verification_status": OWNER_VERIFIED if is_owner_verified else UNVERIFIED,
+            "revenue": {
+                "mrr": startup.mrr,
+                "arr": startup.arr,
+                "currency": startup.currency,
+                "verified": verification is not None,
+                "source": revenue_source(startup),
+            },
+            "updated_at": iso_timestamp(startup.updated_at),
+            "source": settings.SERVICE_NAME,
+            "service_profile": profile_url(startup, request),
+            "api_url": ai_api_url(startup, request),
+            "same_as": list(dict.fromkeys(url for url in [startup.website, *socials] if url)),
+            "discovery": ai_discovery_url(request),
+        }
+
+
+class AiDiscoverySerializer(serializers.Serializer):
+    """The AI discovery index over a list of AI-enabled startups."""
+
+    def to_representation(self, startups: list[Startup]) -> dict:
+        request = self.context.get("request")
+        updated = max((startup.updated_at for startup in startups), default=None)
+        return {
+            "source": settings.SERVICE_NAME,
+            "site": site_url(request),
+            "updated_at": iso_timestamp(updated),
+            "count": len(startups),
+            "startups": AiDiscoveryEntrySerializer(startups, many=True, context=self.context).data,
         }

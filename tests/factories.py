@@ -2,6 +2,7 @@
 
 from datetime import UTC, date, datetime, timedelta
 from itertools import count
+from types import EllipsisType
 
 from django.contrib.auth import get_user_model
 from django.utils import timezone
@@ -32,15 +33,12 @@ def make_subscription(*, account: User, days: int = 30) -> Subscription:
     )
 
 
-def make_owner(*, verified: bool = False, **fields):
+def make_user(*, is_verified: bool = False, **fields) -> User:
+    """An owner account that cannot sign in (see make_account for one that can)."""
     n = next(_sequence)
-    return get_user_model().objects.create_user(
-        username=fields.pop("username", f"founder{n}"),
-        email=fields.pop("email", f"founder{n}@example.com"),
-        password=fields.pop("password", None),
-        is_verified=verified,
-        **fields,
-    )
+    fields.setdefault("username", f"user{n}")
+    fields.setdefault("email", f"user{n}@example.com")
+    return get_user_model().objects.create(is_verified=is_verified, **fields)
 
 
 def make_startup(name: str | None = None, **fields) -> Startup:
@@ -50,6 +48,19 @@ def make_startup(name: str | None = None, **fields) -> Startup:
     if "mrr" in fields and "arr" not in fields:
         fields["arr"] = None if fields["mrr"] is None else fields["mrr"] * 12
     return Startup.objects.create(name=name, **fields)
+
+
+def make_ai_startup(*, owner_verified: bool = False, owner="new", **fields) -> Startup:
+    """A startup with a live AI visibility add-on and (by default) a fresh owner account."""
+    if owner == "new":
+        owner = make_user(is_verified=owner_verified)
+    fields.setdefault("ai_addon_active", True)
+    fields.setdefault("category", "Developer Tools")
+    fields.setdefault("industry", "Software")
+    slug = fields.setdefault("slug", f"ai-startup-{next(_sequence)}")
+    fields.setdefault("website", f"https://{slug}.example.com")
+    fields.setdefault("description", f"{fields.get('name') or slug} helps teams ship.")
+    return make_startup(owner=owner, **fields)
 
 
 def make_founder(startup: Startup, name: str = "Ada Lovelace", **fields) -> Founder:
@@ -66,11 +77,13 @@ def make_verification(
     startup: Startup,
     *,
     provider: str = "stripe",
-    mrr: int | None = 1000,
+    mrr: int | None | EllipsisType = ...,
     months: list[tuple[date, int, int]] = (),
     verified_at: datetime | None = None,
     **fields,
 ) -> Verification:
+    if mrr is ...:
+        mrr = startup.mrr
     verification = Verification.objects.create(
         startup=startup,
         provider=provider,

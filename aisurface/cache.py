@@ -1,0 +1,54 @@
+"""Shared caching of /api/ai answers: Django's cache, an ETag, 304 and Cache-Control.
+
+The cache holds only what every caller sees (the curated AI set rendered for one site URL), never
+anything per caller. Entries live `AI_CACHE_SECONDS`; the `Age` header tells HTTP caches how old
+an entry already is, so a change shows everywhere within that many seconds at most. With Redis
+down (IGNORE_EXCEPTIONS) every request is simply a miss served from the database.
+"""
+
+import hashlib
+import time
+from collections.abc import Callable
+
+import orjson
+from django.conf import settings
+from django.core.cache import cache
+from django.utils.http import parse_etags
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from openstartup.formats import site_url
+
+CACHE_VERSION = "ai-v1"
+
+
+def _cache_key(request: Request, parts: dict) -> str:
+    raw = orjson.dumps(
+        {"site": site_url(request), "path": request.path, **parts}, option=orjson.OPT_SORT_KEYS
+    )
+    return f"{CACHE_VERSION}:{hashlib.sha256(raw).hexdigest()}"
+
+
+def cached_response(request: Request, *, parts: dict, build: Callable[[], dict]) -> Response:
+    """The JSON built by `build`, from the cache when fresh, with ETag and 304 handling."""
+    seconds = settings.AI_CACHE_SECONDS
+    key = _cache_key(request, parts)
+    entry = cache.get(key)
+    if entry is None:
+        data = build()
+        digest = hashlib.sha256(orjson.dumps(data)).hexdigest()[:32]
+        entry = {"data": data, "etag": f'"{digest}"', "built": time.time()}
+        cache.set(key, entry, timeout=seconds)
+    age = max(0, int(time.time() - entry["built"]))
+    headers = {
+        "ETag": entry["etag"],
+        "Cache-Control": f"public, max-age={seconds}",
+        "Age": str(age),
+    }
+    # Weak and strong validators compare alike (RFC 9110 weak comparison for If-None-Match).
+    wanted = {
+        tag.removeprefix("W/") for tag in parse_etags(request.headers.get("If-None-Match", ""))
+    }
+    if "*" in wanted or entry["etag"] in wanted:
+        return Response(status=304, headers=headers)
+    return Response(entry["data"], headers=headers)

@@ -1,0 +1,227 @@
+"""/llms.txt, generated from the URL configuration, settings, plans and the MCP tool registry.
+
+Every named route (admin aside) is listed with its real path, so the file cannot drift from the
+routes: a new route shows up on its own, described here when it has an entry in ROUTE_DOCS.
+"""
+
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.http import HttpRequest
+from django.urls import URLPattern, URLResolver, get_resolver, reverse
+
+from mcpserver.arguments import DEFAULT_LIMIT, MAX_LIMIT
+from mcpserver.protocol import SUPPORTED_VERSIONS
+from mcpserver.tools import TOOLS
+from openstartup.formats import site_url
+from quota.plans import FREE, PRO
+
+# Routes that are not part of the public surface: "/" only redirects to this file; the
+# dashboard's form actions are reached from the dashboard page, not addressed directly.
+HIDDEN_ROUTES = {"home", "logout", "key-create", "key-revoke"}
+HIDDEN_NAMESPACES = {"admin"}
+
+
+@dataclass(frozen=True)
+class RouteDoc:
+    section: str
+    title: str
+    method: str
+    text: str
+
+
+REST, AI, MCP, PAGES = (
+    "REST API (/api/v1, camelCase)",
+    "AI surface (/api/ai, snake_case)",
+    "MCP server (/api/mcp)",
+    "Pages",
+)
+SECTIONS = [REST, AI, MCP, PAGES]
+ROUTE_DOCS = {
+    "startup-list": RouteDoc(
+        REST,
+        "List startups",
+        "GET",
+        "Paginated list, `{data, meta}`. Query: page (from 1), limit (1 to the plan maximum, "
+        "default 10), sort (mrr-desc, mrr-asc, name-asc, name-desc), q (text in name, category, "
+        "description), category (partial match), onSale (true/false), minMrr, maxMrr (USD, "
+        "inclusive). Invalid parameters are never errors.",
+    ),
+    "startup-detail": RouteDoc(
+        REST,
+        "One startup",
+        "GET",
+        "`{data}` with founders, socials, revenue {mrr, arr, currency, verified} and the "
+        "verification object (provider figures and monthly history) when verified. 404 "
+        "`not_found` for an unknown slug.",
+    ),
+    "ai-discovery": RouteDoc(
+        AI,
+        "AI discovery index",
+        "GET",
+        "snake_case index of the startups with a live AI visibility add-on: source, site, "
+        "updated_at, count, startups[] (name, slug, description, category, website, profile_url, "
+        "api_url, verified). Filters: category and industry as slug-style words "
+        '(`developer-tools` matches "Developer Tools"; category also matches secondary '
+        "categories), verified=true|false (owner account verified; other values are ignored).",
+    ),
+    "ai-profile": RouteDoc(
+        AI,
+        "AI profile",
+        "GET",
+        "schema.org-style profile (type `Organization`): industry, categories, founders[] "
+        "{name, title, url}, founded_year, technologies, verified and verification_status "
+        "(`owner_verified` or `unverified`), revenue {mrr, arr, currency, verified, source}, "
+        "same_as links, api_url, discovery. 404 `not_found` unless the add-on is live.",
+    ),
+    "mcp": RouteDoc(
+        MCP,
+        "MCP endpoint",
+        "POST",
+        "Remote Model Context Protocol server: JSON-RPC 2.0 over Streamable HTTP, stateless, "
+        "POST only (other methods get 405), JSON responses, no sessions. Serves the same "
+        "AI-enabled set as the discovery index.",
+    ),
+    "startup-profile": RouteDoc(
+        PAGES,
+        "Public profile page",
+        "GET",
+        "HTML page of one startup; `profileUrl` / `profile_url` / `service_profile` point here. "
+        "Credit it when you show the data.",
+    ),
+    "llms-txt": RouteDoc(PAGES, "This file", "GET", "Plain-text overview for language models."),
+    "signup": RouteDoc(
+        PAGES, "Sign up", "GET", "Create a founder account (free) to get an API key."
+    ),
+    "login": RouteDoc(PAGES, "Sign in", "GET", "Sign in to the founders' dashboard."),
+    "dashboard": RouteDoc(
+        PAGES,
+        "Founders' dashboard",
+        "GET",
+        "Create API keys (shown once), revoke them, see the plan and this month's usage.",
+    ),
+}
+
+
+@dataclass(frozen=True)
+class Route:
+    name: str
+    path: str  # with {placeholders} for path parameters
+
+
+def _walk(patterns: list, namespace: str | None = None):
+    for pattern in patterns:
+        if isinstance(pattern, URLResolver):
+            if pattern.namespace in HIDDEN_NAMESPACES:
+                continue
+            inner = pattern.namespace
+            if namespace and inner:
+                inner = f"{namespace}:{inner}"
+            yield from _walk(pattern.url_patterns, inner or namespace)
+        elif isinstance(pattern, URLPattern) and pattern.name:
+            name = f"{namespace}:{pattern.name}" if namespace else pattern.name
+            if name not in HIDDEN_ROUTES:
+                yield name, list(pattern.pattern.regex.groupindex)
+
+
+def public_routes() -> list[Route]:
+    """Every public named route with its path, parameters written as `{name}`."""
+    routes = []
+    for name, params in _walk(get_resolver().url_patterns):
+        path = reverse(name, kwargs={param: f"PARAM{param}PARAM" for param in params})
+        for param in params:
+            path = path.replace(f"PARAM{param}PARAM", "{" + param + "}")
+        routes.append(Route(name=name, path=path))
+    return routes
+
+
+def _plan_line(plan) -> str:
+    allowance = (
+        f"{plan.monthly_allowance} records per calendar month (UTC)"
+        if plan.monthly_allowance is not None
+        else "no monthly cap"
+    )
+    return f"- {plan.name}: limit 1 to {plan.max_limit} per request, {allowance}."
+
+
+def llms_txt(request: HttpRequest) -> str:
+    """The whole file as text."""
+    base = site_url(request)
+    name = settings.SERVICE_NAME
+    routes = public_routes()
+    by_section: dict[str, list[str]] = {section: [] for section in SECTIONS}
+    for route in routes:
+        doc = ROUTE_DOCS.get(route.name)
+        if doc is None:
+            by_section.setdefault("Other pages", []).append(f"- [{route.name}]({base}{route.path})")
+            continue
+        by_section[doc.section].append(
+            f"- [{doc.title}]({base}{route.path}): {doc.method}. {doc.text}"
+        )
+    lines = [
+        f"# {name}",
+        "",
+        f"> {name} is a read-only data API of startup revenue figures: monthly and annual "
+        "recurring revenue (MRR, ARR) in whole US dollars, with founders, categories and links. "
+        "Every figure says whether it is verified (imported from the startup's payment provider) "
+        "or self-reported.",
+        "",
+        "JSON is UTF-8; unknown values are null, never omitted and never 0; timestamps are ISO "
+        "8601 UTC (`YYYY-MM-DDTHH:MM:SS.sssZ`), months `YYYY-MM`. Errors look like "
+        '`{"error": {"code": "...", "message": "..."}}`. CORS allows any origin.',
+        "",
+    ]
+    for section, entries in by_section.items():
+        if not entries:
+            continue
+        lines += [f"## {section}", "", *entries, ""]
+        if section == MCP:
+            lines += [
+                "Protocol versions: " + ", ".join(SUPPORTED_VERSIONS) + " (initialize handshake, "
+                "or `server/discover` with per-request `_meta` for 2026-07-28). Tools (tools/call; "
+                f"`limit` defaults to {DEFAULT_LIMIT} and is capped at {MAX_LIMIT}; results in "
+                "`structuredContent`, and as JSON text in `content[0].text`; failures set "
+                "`isError`):",
+                "",
+                *[f"- `{tool.name}`: {tool.description}" for tool in TOOLS.values()],
+                "",
+            ]
+    lines += [
+        "## URL patterns",
+        "",
+        *[
+            f"- `{ROUTE_DOCS[r.name].method if r.name in ROUTE_DOCS else 'GET'} {r.path}`"
+            for r in routes
+        ],
+        "",
+        "## Authentication",
+        "",
+        "- Optional everywhere. Without a key you get Free limits, counted per IP address.",
+        "- Send a key as `Authorization: Bearer <API_KEY>` or `X-API-Key: <API_KEY>`; keys are "
+        "created in the account dashboard and shown once. Keep them server-side.",
+        "- A wrong or revoked key gets 401 `invalid_api_key`; it is never treated as no key.",
+        "",
+        "## Plans and limits",
+        "",
+        _plan_line(FREE),
+        _plan_line(PRO),
+        "- Each startup in a /api/v1 list counts as one record, each single-startup call as one. "
+        "Limits above the plan maximum are lowered (`meta.notice` says so); an exhausted Free "
+        "allowance gives 429 `monthly_quota_exceeded` until the 1st (UTC).",
+        "- /api/ai and /api/mcp do NOT spend the monthly allowance; they serve the curated "
+        "AI-enabled set. /api/ai answers are cached for up to "
+        f"{settings.AI_CACHE_SECONDS // 60} minutes (ETag, 304 on If-None-Match).",
+        "- Response headers X-Service-Plan, X-Service-Max-Limit and, on Free, "
+        "X-Service-Quota-Limit, X-Service-Quota-Remaining, X-Service-Quota-Reset.",
+        "",
+        "## Fair use and data use",
+        "",
+        "- About 60 requests per minute. Cache what you fetch, page instead of repeating "
+        "queries; do not rotate IP addresses or create extra accounts to avoid the Free "
+        "allowance. Abusive traffic may be blocked.",
+        "- Credit the service with a link to the startup's profile URL where data is shown.",
+        "- Do not resell the raw dataset. Do not present self-reported figures as verified.",
+        "- More than 50 records per request or a bulk export: contact the operator.",
+        "",
+    ]
+    return "\n".join(lines)

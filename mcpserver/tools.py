@@ -1,0 +1,340 @@
+"""The MCP tool registry: per tool a name, description, argument serializer and handler.
+
+Handlers call the shared selectors and serializers (the same ones /api/ai uses). Argument
+serializers (see `mcpserver.arguments`) reject unknown keys and values of the wrong JSON type; the
+input schema each tool advertises is generated from its serializer. Failures are raised as
+`ToolError` and go back in-band (`isError: true`) so the model can correct itself.
+"""
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+from django.conf import settings
+from django.http import HttpRequest
+from rest_framework import serializers
+
+from mcpserver.arguments import (
+    LimitField,
+    StrictBoolean,
+    StrictText,
+    ToolArguments,
+    WholeDollars,
+    input_schema,
+)
+from startups.selectors import ai_startup_get, ai_startup_list
+from startups.serializers import AiMatchSerializer, AiProfileSerializer
+
+
+class ToolError(Exception):
+    """A tool failure the model can act on; its message says what to fix."""
+
+
+# --- Output schemas: what every structuredContent really is (tests validate against them). ---
+
+_TEXT = {"type": "string"}
+_NULLABLE_TEXT = {"type": ["string", "null"]}
+_NULLABLE_INT = {"type": ["integer", "null"]}
+
+
+def _object(properties: dict) -> dict:
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": list(properties),
+        "additionalProperties": False,
+    }
+
+
+MATCH_SCHEMA = _object(
+    {
+        "name": _TEXT,
+        "slug": _TEXT,
+        "description": _NULLABLE_TEXT,
+        "category": _NULLABLE_TEXT,
+        "website": _NULLABLE_TEXT,
+        "profile_url": _TEXT,
+        "api_url": _TEXT,
+        "verified": {"type": "boolean"},
+        "industry": _NULLABLE_TEXT,
+        "revenue": _object(
+            {
+                "mrr": _NULLABLE_INT,
+                "arr": _NULLABLE_INT,
+                "currency": _TEXT,
+                "verified": {"type": "boolean"},
+            }
+        ),
+    }
+)
+MATCHES_SCHEMA = _object(
+    {
+        "count": {"type": "integer", "minimum": 0},
+        "startups": {"type": "array", "items": MATCH_SCHEMA},
+    }
+)
+PROFILE_SCHEMA = _object(
+    {
+        "name": _TEXT,
+        "slug": _TEXT,
+        "type": _TEXT,
+        "description": _NULLABLE_TEXT,
+        "website": _NULLABLE_TEXT,
+        "industry": _NULLABLE_TEXT,
+        "categories": {"type": "array", "items": _TEXT},
+        "founders": {
+            "type": "array",
+            "items": _object({"name": _TEXT, "title": _NULLABLE_TEXT, "url": _NULLABLE_TEXT}),
+        },
+        "founded_year": _NULLABLE_INT,
+        "technologies": {"type": "array", "items": _TEXT},
+        "verified": {"type": "boolean"},
+        "verification_status": {"type": "string", "enum": ["owner_verified", "unverified"]},
+        "revenue": _object(
+            {
+                "mrr": _NULLABLE_INT,
+                "arr": _NULLABLE_INT,
+                "currency": _TEXT,
+                "verified": {"type": "boolean"},
+                "source": _TEXT,
+            }
+        ),
+        "updated_at": _NULLABLE_TEXT,
+        "source": _TEXT,
+        "service_profile": _TEXT,
+        "api_url": _TEXT,
+        "same_as": {"type": "array", "items": _TEXT},
+        "discovery": _TEXT,
+    }
+)
+
+
+# --- Arguments and handlers. ---
+
+_SLUG_WORD = "a slug-style word such as 'developer-tools' ({}); case and spacing are ignored"
+
+
+class SearchArguments(ToolArguments):
+    query = StrictText(
+        required=False,
+        help_text="Free text matched against name, description, category and industry.",
+    )
+    category = StrictText(required=False, help_text="Category, " + _SLUG_WORD.format("category"))
+    industry = StrictText(required=False, help_text="Industry, " + _SLUG_WORD.format("industry"))
+    verified = StrictBoolean(
+        required=False,
+        help_text="true: only startups whose owner account is verified; "
+        "false: only those whose owner is not.",
+    )
+    limit = LimitField()
+
+
+class SlugArguments(ToolArguments):
+    slug = StrictText(help_text="The startup's slug, as returned in search results.")
+
+
+class LimitArguments(ToolArguments):
+    limit = LimitField()
+
+
+class CategoryArguments(ToolArguments):
+    category = StrictText(help_text="Category, " + _SLUG_WORD.format("e.g. 'marketing'"))
+    limit = LimitField()
+
+
+class IndustryArguments(ToolArguments):
+    industry = StrictText(help_text="Industry, " + _SLUG_WORD.format("e.g. 'software'"))
+    limit = LimitField()
+
+
+class RevenueArguments(ToolArguments):
+    min_mrr = WholeDollars(
+        rounding="up", required=False, help_text="Lowest MRR in US dollars, inclusive."
+    )
+    max_mrr = WholeDollars(
+        rounding="down", required=False, help_text="Highest MRR in US dollars, inclusive."
+    )
+    limit = LimitField()
+
+    def validate(self, attrs: dict) -> dict:
+        low, high = attrs.get("min_mrr"), attrs.get("max_mrr")
+        if low is not None and high is not None and low > high:
+            raise serializers.ValidationError({"min_mrr": ["must not be greater than max_mrr"]})
+        return attrs
+
+
+def _matches(request: HttpRequest, **filters: Any) -> dict:
+    startups = ai_startup_list(**filters)
+    data = AiMatchSerializer(startups, many=True, context={"request": request}).data
+    return {"count": len(data), "startups": data}
+
+
+def _search_startups(request: HttpRequest, args: dict) -> dict:
+    return _matches(request, **args)
+
+
+def _get_startup(request: HttpRequest, args: dict) -> dict:
+    startup = ai_startup_get(slug=args["slug"])
+    if startup is None:
+        raise ToolError(
+            f"No AI-enabled startup has slug '{args['slug']}'. "
+            "Call search_startups to find valid slugs."
+        )
+    return AiProfileSerializer(startup, context={"request": request}).data
+
+
+def _find_verified(request: HttpRequest, args: dict) -> dict:
+    return _matches(request, verified=True, limit=args["limit"])
+
+
+def _by_category(request: HttpRequest, args: dict) -> dict:
+    return _matches(request, category=args["category"], limit=args["limit"])
+
+
+def _by_industry(request: HttpRequest, args: dict) -> dict:
+    return _matches(request, industry=args["industry"], limit=args["limit"])
+
+
+def _by_revenue(request: HttpRequest, args: dict) -> dict:
+    return _matches(request, has_mrr=True, **args)
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    title: str
+    description: str
+    arguments: type[ToolArguments]
+    handler: Callable[[HttpRequest, dict], dict]
+    output_schema: dict
+
+    def definition(self) -> dict:
+        return {
+            "name": self.name,
+            "title": self.title,
+            "description": self.description,
+            "inputSchema": input_schema(self.arguments),
+            "outputSchema": self.output_schema,
+            "annotations": {
+                "title": self.title,
+                "readOnlyHint": True,
+                "destructiveHint": False,
+                "idempotentHint": True,
+                "openWorldHint": False,
+            },
+        }
+
+
+_LIST_NOTE = (
+    " Returns {count, startups[]} with name, slug, description, category, industry, website, "
+    "profile_url, api_url, verified (owner account verified) and revenue {mrr, arr, currency, "
+    "verified} in whole US dollars; null means unknown. Highest MRR first."
+)
+
+TOOLS: dict[str, Tool] = {
+    tool.name: tool
+    for tool in [
+        Tool(
+            name="search_startups",
+            title="Search startups",
+            description="Search the AI-enabled startups by free text and optional filters "
+            "(category, industry, owner-verified)." + _LIST_NOTE,
+            arguments=SearchArguments,
+            handler=_search_startups,
+            output_schema=MATCHES_SCHEMA,
+        ),
+        Tool(
+            name="get_startup",
+            title="Get a startup's profile",
+            description="Full profile of one AI-enabled startup by slug: founders, categories, "
+            "technologies, revenue (mrr, arr, currency, verified, source) and links. Revenue "
+            "with verified=false is self-reported; do not present it as verified.",
+            arguments=SlugArguments,
+            handler=_get_startup,
+            output_schema=PROFILE_SCHEMA,
+        ),
+        Tool(
+            name="find_verified_startups",
+            title="Find verified startups",
+            description="Startups whose owner account is verified." + _LIST_NOTE,
+            arguments=LimitArguments,
+            handler=_find_verified,
+            output_schema=MATCHES_SCHEMA,
+        ),
+        Tool(
+            name="search_by_category",
+            title="Search by category",
+            description="Startups in a category (primary or secondary), e.g. 'developer-tools', "
+            "'marketing', 'fintech'." + _LIST_NOTE,
+            arguments=CategoryArguments,
+            handler=_by_category,
+            output_schema=MATCHES_SCHEMA,
+        ),
+        Tool(
+            name="search_by_industry",
+            title="Search by industry",
+            description="Startups in an industry, e.g. 'software', 'financial-services', "
+            "'healthcare'." + _LIST_NOTE,
+            arguments=IndustryArguments,
+            handler=_by_industry,
+            output_schema=MATCHES_SCHEMA,
+        ),
+        Tool(
+            name="search_by_revenue",
+            title="Search by MRR range",
+            description="Startups whose monthly recurring revenue (MRR, US dollars) lies in "
+            "[min_mrr, max_mrr]; both bounds optional and inclusive. Startups without a known "
+            "MRR are excluded." + _LIST_NOTE,
+            arguments=RevenueArguments,
+            handler=_by_revenue,
+            output_schema=MATCHES_SCHEMA,
+        ),
+    ]
+}
+
+
+def tool_definitions() -> list[dict]:
+    """The `tools/list` entries, in registry order."""
+    return [tool.definition() for tool in TOOLS.values()]
+
+
+def _error_text(errors: dict) -> str:
+    parts = []
+    for key, messages in errors.items():
+        text = "; ".join(str(m) for m in (messages if isinstance(messages, list) else [messages]))
+        parts.append(text if key == "non_field_errors" else f"{key}: {text}")
+    return "Invalid arguments. " + " | ".join(parts)
+
+
+def _text_result(text: str, *, is_error: bool) -> dict:
+    return {"content": [{"type": "text", "text": text}], "isError": is_error}
+
+
+def call_tool(name: str, arguments: Any, *, request: HttpRequest) -> dict:
+    """Run one tool; a `CallToolResult` dict, failures in-band with `isError: true`."""
+    tool = TOOLS.get(name)
+    if tool is None:
+        return _text_result(
+            f"Unknown tool '{name}'. Available tools: {', '.join(TOOLS)}.", is_error=True
+        )
+    args = tool.arguments(data={} if arguments is None else arguments)
+    if not args.is_valid():
+        return _text_result(_error_text(args.errors), is_error=True)
+    try:
+        structured = tool.handler(request, dict(args.validated_data))
+    except ToolError as error:
+        return _text_result(str(error), is_error=True)
+    result = _text_result(orjson.dumps(structured).decode(), is_error=False)
+    result["structuredContent"] = structured
+    return result
+
+
+def server_instructions() -> str:
+    return (
+        f"{settings.SERVICE_NAME} publishes startup revenue figures (MRR, ARR in whole US "
+        "dollars). These tools cover the curated set of startups with the AI visibility add-on. "
+        "Search first, then call get_startup with a slug for the full profile. Figures with "
+        "revenue.verified=false are self-reported. Credit the startup's profile_url when "
+        "showing data."
+    )

@@ -1,0 +1,92 @@
+"""GET /llms.txt: plain text, generated from the routes and settings so it cannot drift."""
+
+import pytest
+from django.test import Client
+from django.urls import URLPattern, URLResolver, get_resolver, reverse
+
+from aisurface.llms import HIDDEN_ROUTES, ROUTE_DOCS, public_routes
+from mcpserver.tools import TOOLS
+from quota.plans import FREE, PRO
+
+
+@pytest.fixture
+def text(settings) -> str:
+    settings.SITE_URL = "https://openstartup.example"
+    response = Client().get("/llms.txt")
+    assert response.status_code == 200
+    assert response["Content-Type"] == "text/plain; charset=utf-8"
+    return response.content.decode()
+
+
+def _all_named_routes(patterns, namespace=None):
+    """An independent walk of the URL configuration: every named route but the admin's."""
+    for pattern in patterns:
+        if isinstance(pattern, URLResolver):
+            if pattern.namespace == "admin":
+                continue
+            yield from _all_named_routes(pattern.url_patterns, pattern.namespace or namespace)
+        elif isinstance(pattern, URLPattern) and pattern.name:
+            yield f"{namespace}:{pattern.name}" if namespace else pattern.name
+
+
+def test_follows_the_llms_txt_convention(text, settings):
+    lines = text.splitlines()
+    assert lines[0] == f"# {settings.SERVICE_NAME}"
+    assert lines[2].startswith("> ")
+    for heading in (
+        "## REST API",
+        "## AI surface",
+        "## MCP server",
+        "## URL patterns",
+        "## Authentication",
+        "## Plans and limits",
+        "## Fair use and data use",
+    ):
+        assert f"\n{heading}" in text
+
+
+def test_names_every_public_route(text):
+    names = set(_all_named_routes(get_resolver().url_patterns)) - HIDDEN_ROUTES
+    routes = {route.name: route.path for route in public_routes()}
+    assert set(routes) == names
+    for name, path in routes.items():
+        assert f" {path}`" in text, name
+        assert f"https://openstartup.example{path}" in text, name
+
+
+def test_every_public_route_is_described(text):
+    undocumented = {route.name for route in public_routes()} - set(ROUTE_DOCS)
+    assert not undocumented, f"add these to aisurface.llms.ROUTE_DOCS: {undocumented}"
+
+
+def test_paths_come_from_the_url_configuration(text):
+    assert f"`GET {reverse('ai-discovery')}`" in text
+    assert "`GET /api/ai/startups/{slug}`" in text
+    assert "`POST /api/mcp`" in text
+    assert "`GET /api/v1/startups/{slug}`" in text
+    assert "`GET /llms.txt`" in text
+
+
+def test_lists_every_mcp_tool(text):
+    for name in TOOLS:
+        assert f"`{name}`" in text
+
+
+def test_states_plans_limits_and_that_ai_and_mcp_are_free(text):
+    assert f"{FREE.monthly_allowance} records per calendar month" in text
+    assert f"limit 1 to {FREE.max_limit}" in text
+    assert f"limit 1 to {PRO.max_limit}" in text
+    assert "/api/ai and /api/mcp do NOT spend the monthly allowance" in text
+    assert "invalid_api_key" in text
+    assert "Do not present self-reported figures as verified" in text
+
+
+def test_links_follow_the_request_host_without_site_url(settings):
+    settings.SITE_URL = ""
+    text = Client().get("/llms.txt", HTTP_HOST="localhost").content.decode()
+    assert "http://localhost/api/ai/discovery" in text
+
+
+def test_only_get_and_head(settings):
+    assert Client().post("/llms.txt").status_code == 405
+    assert Client().head("/llms.txt").status_code == 200
