@@ -42,7 +42,7 @@ def list_all(http: ProviderHttp, path: str) -> Iterator[dict]:
 
 
 def _attributes(resources: Iterator[dict]) -> list[dict[str, Any]]:
-    return [{"id": str(resource["id"]), **resource["attributes"]} for resource in resources]
+    return [{**resource["attributes"], "id": str(resource["id"])} for resource in resources]
 
 
 def fetch(*, http: ProviderHttp, now: datetime) -> dict:
