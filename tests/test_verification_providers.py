@@ -166,10 +166,11 @@ def test_lemonsqueezy_reads_every_page(fake):
 
 def test_polar_figures_come_from_the_metrics_endpoint(fake):
     # Monthly periods (US cents): Sep 0 (before the first sale: not history), Oct 5,000, Nov 7,050.
-    #   2026-10: gross 50, refunds 0, net 50
-    #   2026-11: gross 70.50 -> 71 (half up), net 71   -> total revenue 121
+    # Refunds: $20 on Nov 5 of an October order (counts in November); a failed one is ignored.
+    #   2026-10: gross 50,               refunds 0,  net 50
+    #   2026-11: gross 70.50 -> 71 (half up), refunds 20, net 51   -> total revenue 101
     # MRR: the latest period's monthly_recurring_revenue 6,000 cents = 60; ARR = 720.
-    # Last 30 days: daily revenue 1,500 + 3,000 cents = 45.
+    # Last 30 days (Oct 17..Nov 15): daily revenue 1,500 + 3,000 - the 2,000 refund = 25.
     # Customers: 150 over two pages of 100.
     routes = polar_routes(
         min_date="2026-01-01",
@@ -190,13 +191,29 @@ def test_polar_figures_come_from_the_metrics_endpoint(fake):
             {"timestamp": "2026-10-20T00:00:00Z", "revenue": 1500},
             {"timestamp": "2026-11-10T00:00:00Z", "revenue": 3000},
         ],
+        refunds=[
+            {
+                "id": "r1",
+                "amount": 2000,
+                "currency": "usd",
+                "status": "succeeded",
+                "created_at": "2026-11-05T09:00:00Z",
+            },
+            {
+                "id": "r2",
+                "amount": 9999,
+                "currency": "usd",
+                "status": "failed",
+                "created_at": "2026-11-06T09:00:00Z",
+            },
+        ],
         customers=[{"id": f"cus_{n}"} for n in range(150)],
     )
     startup = connect_and_sync(fake, provider="polar", routes=routes, slug="bear")
     verification = startup.verification
     assert (verification.mrr, verification.arr) == (60, 720)
-    assert rows(startup) == [("2026-10", 50, 0, 50), ("2026-11", 71, 0, 71)]
-    assert (verification.total_revenue, verification.last_30_days) == (121, 45)
+    assert rows(startup) == [("2026-10", 50, 0, 50), ("2026-11", 71, 20, 51)]
+    assert (verification.total_revenue, verification.last_30_days) == (101, 25)
     assert verification.customers == 150
     assert fake.calls("/v1/customers/") == 2
 

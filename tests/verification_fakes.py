@@ -169,20 +169,27 @@ def lemonsqueezy_routes(
 
 
 def polar_routes(
-    *, min_date: str, monthly: list[dict], daily: list[dict], customers: list[dict]
+    *,
+    min_date: str,
+    monthly: list[dict],
+    daily: list[dict],
+    customers: list[dict],
+    refunds: list[dict] = (),
 ) -> dict[str, Route]:
     def metrics(query: Query) -> Answer:
         periods = monthly if _first(query, "interval") == "month" else daily
         return ok({"periods": periods, "totals": {}, "metrics": {}})
 
-    def customer_list(query: Query) -> Answer:
-        limit = int(_first(query, "limit", "10"))
-        page = int(_first(query, "page", "1"))
-        items = customers[(page - 1) * limit : page * limit]
-        max_page = max(1, -(-len(customers) // limit))
-        return ok(
-            {"items": items, "pagination": {"total_count": len(customers), "max_page": max_page}}
-        )
+    def polar_list(records: list[dict]) -> Route:
+        def answer(query: Query) -> Answer:
+            limit = int(_first(query, "limit", "10"))
+            page = int(_first(query, "page", "1"))
+            items = records[(page - 1) * limit : page * limit]
+            max_page = max(1, -(-len(records) // limit))
+            pagination = {"total_count": len(records), "max_page": max_page}
+            return ok({"items": items, "pagination": pagination})
+
+        return answer
 
     limits = {
         "min_date": min_date,
@@ -191,7 +198,8 @@ def polar_routes(
     return {
         "/v1/metrics/limits": lambda query: ok(limits),
         "/v1/metrics/": metrics,
-        "/v1/customers/": customer_list,
+        "/v1/customers/": polar_list(customers),
+        "/v1/refunds/": polar_list(list(refunds)),
     }
 
 

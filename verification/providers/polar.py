@@ -1,13 +1,15 @@
-"""Polar: figures from its metrics endpoint (amounts in US cents); customers from the customer list.
+"""Polar: revenue and MRR from its metrics endpoint (US cents); refunds and customers from lists.
 
 API: https://api.polar.sh, `Authorization: Bearer <organization access token>` with the
-`metrics:read` and `customers:read` scopes. `GET /v1/metrics/limits` gives the earliest date and
-the longest window per interval; `GET /v1/metrics/` returns `periods`. Customer lists page with
-`page` and `limit=100` up to `pagination.max_page`.
+`metrics:read`, `refunds:read` and `customers:read` scopes. `GET /v1/metrics/limits` gives the
+earliest date and the longest window per interval; `GET /v1/metrics/` returns `periods`. Lists
+(`/v1/refunds/`, `/v1/customers/`) page with `page` and `limit=100` up to `pagination.max_page`.
 """
 
-from datetime import date, datetime, timedelta
+from collections.abc import Iterator
+from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
+from typing import Any
 
 from verification.http import ProviderHttp
 from verification.money import money_add
@@ -58,14 +60,23 @@ def fetch(*, http: ProviderHttp, now: datetime) -> dict:
             "timezone": "UTC",
         },
     )
-    customers, number = [], 1
+    return {
+        "monthly": monthly["periods"],
+        "daily": daily["periods"],
+        "refunds": list(list_all(http, "/v1/refunds/", {"succeeded": "true"})),
+        "customers": list(list_all(http, "/v1/customers/", {})),
+    }
+
+
+def list_all(http: ProviderHttp, path: str, params: dict[str, Any]) -> Iterator[dict]:
+    """Every item of a Polar list, page after page up to `pagination.max_page`."""
+    number = 1
     while True:
-        page = http.get("/v1/customers/", params={"page": number, "limit": PAGE})
-        customers.extend(page.get("items") or [])
+        page = http.get(path, params={**params, "page": number, "limit": PAGE})
+        yield from page.get("items") or []
         if number >= int((page.get("pagination") or {}).get("max_page") or 1):
-            break
+            return
         number += 1
-    return {"monthly": monthly["periods"], "daily": daily["periods"], "customers": customers}
 
 
 def compute(*, raw: dict, now: datetime) -> ProviderFigures:
@@ -80,6 +91,21 @@ def compute(*, raw: dict, now: datetime) -> ProviderFigures:
     last_30_days: dict[str, Decimal] = {}
     for period in raw["daily"]:
         money_add(last_30_days, CURRENCY, period.get("revenue") or 0)
+    # The daily window: the 30 UTC days ending today, as asked of the metrics endpoint.
+    window_start = datetime.combine(now.date() - timedelta(days=LAST_DAYS - 1), time(), UTC)
+    for refund in raw["refunds"]:
+        if refund.get("status", "succeeded") != "succeeded":
+            continue
+        at = parse_timestamp(refund["created_at"])
+        if at > now:
+            continue
+        currency = refund.get("currency") or CURRENCY
+        # A refund counts in the month it happened, not the month of the order.
+        money_add(
+            monthly.setdefault(month_of(at), MonthFigures()).refunds, currency, refund["amount"]
+        )
+        if at >= window_start:
+            money_add(last_30_days, currency, -Decimal(refund["amount"]))
     latest = raw["monthly"][-1] if raw["monthly"] else {}
     mrr = {CURRENCY: Decimal(latest.get("monthly_recurring_revenue") or 0)}
     return ProviderFigures(
