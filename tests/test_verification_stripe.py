@@ -157,6 +157,22 @@ def test_past_due_counts_and_metered_prices_do_not(fake):
     assert startup.verification.mrr == 35
 
 
+def test_tax_is_never_part_of_mrr(fake):
+    # $121/month tax-inclusive with a 21% inclusive VAT rate: 121 / 1.21 = 100.00.
+    # $50/month tax-exclusive with a 20% exclusive rate: Stripe adds the tax on top, MRR 50.00.
+    # MRR = 150.
+    inclusive = {**price(12100), "tax_behavior": "inclusive"}
+    exclusive = {**price(5000), "tax_behavior": "exclusive"}
+    vat_in = {"id": "txr_in", "percentage": 21.0, "inclusive": True}
+    vat_out = {"id": "txr_out", "percentage": 20.0, "inclusive": False}
+    with_vat = subscription("sub_vat", (inclusive, 1))
+    with_vat["default_tax_rates"] = [vat_in]
+    without = subscription("sub_plain", (exclusive, 1))
+    without["default_tax_rates"] = [vat_out]
+    startup = sync(fake, subscriptions=[with_vat, without])
+    assert startup.verification.mrr == 150
+
+
 def test_only_forever_coupons_reduce_mrr(fake):
     # $100 with a forever 25% coupon -> 75.00
     # $100 with a once 50% coupon    -> 100.00 (the coupon ends, Stripe's MRR ignores it)

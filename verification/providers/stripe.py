@@ -77,6 +77,20 @@ def _coupons(subscription: dict) -> list[dict]:
     return coupons
 
 
+def _inclusive_tax_percent(item: dict, subscription: dict) -> Decimal:
+    """The inclusive tax rate inside a tax-inclusive price (item rates, else the default ones).
+    Exclusive rates are added on top of the price by Stripe, so they never enter MRR."""
+    rates = item.get("tax_rates") or subscription.get("default_tax_rates") or []
+    return sum(
+        (
+            Decimal(str(rate.get("percentage") or 0))
+            for rate in rates
+            if isinstance(rate, dict) and rate.get("inclusive")
+        ),
+        Decimal(0),
+    )
+
+
 def subscription_mrr(subscription: dict) -> Decimal:
     """One subscription's monthly amount in minor units: licensed prices only, pre-tax,
     quantity and interval normalised, forever coupons applied."""
@@ -91,7 +105,10 @@ def subscription_mrr(subscription: dict) -> Decimal:
         if unit is None:
             continue  # tiered prices have no unit amount; see docs/methodology.md
         per_month = PER_MONTH[recurring["interval"]] / int(recurring.get("interval_count") or 1)
-        monthly += Decimal(str(unit)) * int(item.get("quantity", 1) or 0) * per_month
+        amount = Decimal(str(unit)) * int(item.get("quantity", 1) or 0) * per_month
+        if price.get("tax_behavior") == "inclusive":
+            amount /= 1 + _inclusive_tax_percent(item, subscription) / 100
+        monthly += amount
     for coupon in _coupons(subscription):
         if coupon.get("duration") != "forever":
             continue  # `once` and `repeating` coupons end: Stripe's MRR ignores them
