@@ -244,3 +244,23 @@ def test_connect_provider_refuses_a_missing_key(fake, monkeypatch):
     with pytest.raises(Exception, match="no key"):
         call_command("connect_provider", "x", "stripe", stdout=io.StringIO())
     assert not ProviderConnection.objects.exists()
+
+
+def test_loop_mode_refreshes_every_period_and_survives_a_bad_round(fake, monkeypatch):
+    connect_all(fake, monkeypatch)
+    from verification.management.commands import sync_revenue
+
+    rounds = []
+
+    def sleep(seconds: float) -> None:
+        rounds.append(seconds)
+        if len(rounds) == 1:
+            fake.revoke(KEYS["stripe-co"])
+        if len(rounds) == 2:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(sync_revenue.time, "sleep", sleep)
+    with pytest.raises(KeyboardInterrupt):
+        call_command("sync_revenue", "--all", "--loop", stdout=io.StringIO())
+    assert rounds == [3600, 3600]
+    assert ProviderConnection.objects.get(startup__slug="stripe-co").status == "key_revoked"

@@ -36,12 +36,16 @@ class Command(BaseCommand):
             raise CommandError("give exactly one of --slug S or --all")
         if loop is not None and loop < 1:
             raise CommandError("--loop needs a positive number of seconds")
+        if loop is None:
+            if self.sync_once(slug=slug) and slug:
+                raise CommandError(f"sync of {slug} did not succeed")
+            return
         while True:
-            failed = self.sync_once(slug=slug)
-            if loop is None:
-                if failed and slug:
-                    raise CommandError(f"sync of {slug} did not succeed")
-                return
+            try:
+                self.sync_once(slug=slug)
+            except Exception:
+                # The loop outlives a bad round (the database restarting, say); next hour retries.
+                logger.exception("sync round failed")
             logger.info("next refresh in %ss", loop)
             time.sleep(loop)
 
