@@ -337,3 +337,28 @@ def test_a_self_reported_startup_becomes_verified_only_after_a_sync(fake):
     startup.refresh_from_db()
     # The self-reported 5,000 is replaced by what Stripe shows: no subscriptions, MRR 0.
     assert startup.mrr == 0 and startup.verification.mrr == 0
+
+
+def test_a_second_sync_replaces_the_figures_instead_of_adding_to_them(fake):
+    # First sync: $49 MRR, October $49. Then the subscription is gone and November has $10.
+    startup = sync(
+        fake,
+        subscriptions=[subscription("sub_1", (price(4900), 1))],
+        transactions=[txn("txn_1", "charge", 4900, ts(2026, 10, 1))],
+    )
+    fake.account(
+        "rk_test_acme",
+        stripe_routes(
+            subscriptions=[],
+            balance_transactions=[
+                txn("txn_1", "charge", 4900, ts(2026, 10, 1)),
+                txn("txn_2", "charge", 1000, ts(2026, 11, 1)),
+            ],
+        ),
+    )
+    revenue_sync(connection=ProviderConnection.objects.get(startup=startup), now=NOW)
+    startup.refresh_from_db()
+    assert (startup.mrr, startup.verification.mrr) == (0, 0)
+    assert rows(startup) == [("2026-10", 49, 0, 49), ("2026-11", 10, 0, 10)]
+    assert startup.verification.total_revenue == 59
+    assert Verification.objects.filter(startup=startup).count() == 1

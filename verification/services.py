@@ -134,6 +134,8 @@ def revenue_sync(*, connection: ProviderConnection, now: datetime) -> ProviderCo
 def _write_figures(
     connection: ProviderConnection, *, provider_name: str, figures: FiguresInUsd, now: datetime
 ) -> None:
+    # Serialise concurrent syncs of one startup (a manual run during the hourly loop).
+    ProviderConnection.objects.select_for_update().filter(pk=connection.pk).first()
     startup = connection.startup
     verification, _ = Verification.objects.update_or_create(
         startup=startup,
