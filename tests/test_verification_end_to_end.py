@@ -264,3 +264,14 @@ def test_loop_mode_refreshes_every_period_and_survives_a_bad_round(fake, monkeyp
         call_command("sync_revenue", "--all", "--loop", stdout=io.StringIO())
     assert rounds == [3600, 3600]
     assert ProviderConnection.objects.get(startup__slug="stripe-co").status == "key_revoked"
+
+
+def test_disconnecting_ends_verification(fake, monkeypatch):
+    connect_all(fake, monkeypatch)
+    call_command("sync_revenue", "--slug", "stripe-co", stdout=io.StringIO())
+    assert detail("stripe-co")["revenue"]["verified"] is True
+    call_command("disconnect_provider", "stripe-co", stdout=io.StringIO())
+    data = detail("stripe-co")
+    assert data["revenue"] == {"mrr": None, "arr": None, "currency": "USD", "verified": False}
+    assert data["verification"] is None
+    assert not ProviderConnection.objects.filter(startup__slug="stripe-co").exists()

@@ -198,3 +198,17 @@ def provider_keys_rotate() -> int:
         )
         rotated += 1
     return rotated
+
+
+@transaction.atomic
+def provider_connection_disconnect(*, startup: Startup) -> bool:
+    """Forget the startup's provider and key; its figures stop being verified.
+
+    The headline MRR/ARR become unknown (null) rather than staying behind looking self-reported:
+    the founder may enter new figures. Returns whether there was a connection.
+    """
+    deleted, _ = ProviderConnection.objects.filter(startup=startup).delete()
+    Verification.objects.filter(startup=startup).delete()
+    Startup.objects.filter(pk=startup.pk).update(mrr=None, arr=None)
+    logger.info("disconnected %s from its provider", startup.slug)
+    return bool(deleted)
