@@ -202,7 +202,7 @@ LOGGING = {
 
 # Verified revenue (verification app). Provider keys are encrypted at rest with Fernet: the first
 # key encrypts, every key decrypts (rotation: prepend a new key, run `rotate_provider_keys`, then
-# drop the old one). Unset: a clearly-marked development key (a system check warns outside DEBUG).
+# drop the old one). Unset: a clearly-marked development key (`check --deploy` warns).
 PROVIDER_KEY_ENCRYPTION_KEYS = env_list("PROVIDER_KEY_ENCRYPTION_KEYS", [])
 # Every provider call is bounded in time and retried with backoff on 429/5xx and network errors.
 PROVIDER_HTTP_TIMEOUT_SECONDS = float(env_int("PROVIDER_HTTP_TIMEOUT_SECONDS", 15))

@@ -1,12 +1,12 @@
-"""System checks: production must not encrypt provider keys with the development key."""
+"""Deployment checks (`manage.py check --deploy`): no development key for provider keys."""
 
 from django.conf import settings
 from django.core.checks import Warning, register
 
 
-@register()
+@register(deploy=True)
 def provider_key_encryption_is_configured(app_configs: object, **kwargs: object) -> list[Warning]:
-    if settings.PROVIDER_KEY_ENCRYPTION_KEYS or settings.DEBUG:
+    if settings.PROVIDER_KEY_ENCRYPTION_KEYS:
         return []
     return [
         Warning(

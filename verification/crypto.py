@@ -10,8 +10,8 @@ import hashlib
 from cryptography.fernet import Fernet, InvalidToken, MultiFernet
 from django.conf import settings
 
-# DEVELOPMENT ONLY: a fixed, public key so the project runs with no environment. A system check
-# (verification.W001) warns when it is in use outside DEBUG.
+# DEVELOPMENT ONLY: a fixed, public key so the project runs with no environment. `manage.py check
+# --deploy` warns (verification.W001) while it is in use.
 DEV_ENCRYPTION_KEY = base64.urlsafe_b64encode(
     hashlib.sha256(b"openstartup development-only provider key encryption").digest()
 ).decode()

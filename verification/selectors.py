@@ -1,15 +1,15 @@
 """Reads of provider connections."""
 
-from django.db.models import QuerySet
+from django.db.models import F, QuerySet
 
 from startups.models import Startup, Verification
 from verification.models import ProviderConnection
 
 
 def connections_to_sync(*, slug: str | None = None) -> QuerySet[ProviderConnection]:
-    """Connections to refresh, oldest first; one startup's when `slug` is given."""
+    """Connections to refresh, never synced then oldest first; or the one of `slug`."""
     connections = ProviderConnection.objects.select_related("startup").order_by(
-        "last_synced_at", "id"
+        F("last_synced_at").asc(nulls_first=True), "id"
     )
     if slug is not None:
         connections = connections.filter(startup__slug=slug)

@@ -101,7 +101,9 @@ def subscription_mrr(subscription: dict) -> Decimal:
         recurring = price.get("recurring") or {}
         if not recurring or recurring.get("usage_type") == "metered":
             continue
-        unit = price.get("unit_amount_decimal", price.get("unit_amount"))
+        unit = price.get("unit_amount_decimal")
+        if unit is None:
+            unit = price.get("unit_amount")
         if unit is None:
             continue  # tiered prices have no unit amount; see docs/methodology.md
         per_month = PER_MONTH[recurring["interval"]] / int(recurring.get("interval_count") or 1)
