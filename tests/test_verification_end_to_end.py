@@ -275,3 +275,15 @@ def test_disconnecting_ends_verification(fake, monkeypatch):
     assert data["revenue"] == {"mrr": None, "arr": None, "currency": "USD", "verified": False}
     assert data["verification"] is None
     assert not ProviderConnection.objects.filter(startup__slug="stripe-co").exists()
+
+
+def test_connect_provider_takes_no_key_on_the_command_line_and_checks_the_api_base(
+    fake, monkeypatch
+):
+    Startup.objects.create(name="x", slug="x")
+    with pytest.raises(Exception):  # noqa: B017 - argparse refuses the extra argument
+        call_command("connect_provider", "x", "stripe", "rk_live_on_argv", stdout=io.StringIO())
+    monkeypatch.setattr(sys, "stdin", io.StringIO("rk_live_key\n"))
+    with pytest.raises(Exception, match="api-base must be an http"):
+        call_command("connect_provider", "x", "stripe", "--api-base", "file:///etc/passwd")
+    assert not ProviderConnection.objects.exists()

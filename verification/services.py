@@ -4,6 +4,7 @@ import logging
 from dataclasses import dataclass
 from datetime import date, datetime
 
+from django.core.validators import URLValidator
 from django.db import transaction
 
 from startups.models import MonthlyRevenue, Startup, Verification
@@ -72,6 +73,8 @@ def provider_connection_connect(
     raw_key = raw_key.strip()
     if not raw_key:
         raise ValueError("the provider key is empty")
+    if api_base:
+        URLValidator(schemes=["http", "https"])(api_base)
     connection, _ = ProviderConnection.objects.update_or_create(
         startup=startup,
         defaults={

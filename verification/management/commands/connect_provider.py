@@ -1,5 +1,6 @@
 import sys
 
+from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from startups.models import Startup
@@ -30,9 +31,12 @@ class Command(BaseCommand):
             raw_key = sys.stdin.readline()
         if not raw_key.strip():
             raise CommandError("no key on standard input")
-        connection = provider_connection_connect(
-            startup=startup, provider=provider, raw_key=raw_key, api_base=api_base
-        )
+        try:
+            connection = provider_connection_connect(
+                startup=startup, provider=provider, raw_key=raw_key, api_base=api_base
+            )
+        except ValidationError:
+            raise CommandError(f"--api-base must be an http(s) URL, not {api_base!r}") from None
         self.stdout.write(
             f"Connected {slug} to {connection.provider}. Run `manage.py sync_revenue --slug "
             f"{slug}` to import its figures."
