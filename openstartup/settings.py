@@ -209,5 +209,7 @@ PROVIDER_HTTP_TIMEOUT_SECONDS = float(env_int("PROVIDER_HTTP_TIMEOUT_SECONDS", 1
 PROVIDER_HTTP_RETRIES = env_int("PROVIDER_HTTP_RETRIES", 4)
 PROVIDER_HTTP_BACKOFF_SECONDS = 0.5
 PROVIDER_HTTP_MAX_WAIT_SECONDS = float(env_int("PROVIDER_HTTP_MAX_WAIT_SECONDS", 30))
-# None: the documented static table in verification/fx.py. A dict {"EUR": "1.08", ...} overrides it.
+# US dollars per unit. None: the documented static table in verification/money.py. A dict
+# {"USD": "1", "EUR": "1.08", ...} replaces it; REVENUE_FX_RATES_DATE says when those rates held.
 REVENUE_FX_RATES = None
+REVENUE_FX_RATES_DATE = None

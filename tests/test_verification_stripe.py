@@ -362,3 +362,30 @@ def test_a_second_sync_replaces_the_figures_instead_of_adding_to_them(fake):
     assert rows(startup) == [("2026-10", 49, 0, 49), ("2026-11", 10, 0, 10)]
     assert startup.verification.total_revenue == 59
     assert Verification.objects.filter(startup=startup).count() == 1
+
+
+def test_the_rate_table_can_be_replaced_in_settings(fake, settings):
+    # EUR at 1.10 from settings: €30/month = 33.00 USD, recorded with the settings' date.
+    settings.REVENUE_FX_RATES = {"EUR": "1.10"}
+    settings.REVENUE_FX_RATES_DATE = "2026-11-10"
+    startup = sync(fake, subscriptions=[subscription("sub_eur", (price(3000), 1), currency="eur")])
+    assert startup.verification.mrr == 33
+    connection = ProviderConnection.objects.get(startup=startup)
+    assert connection.fx_rates == {"EUR": {"rate": "1.10", "date": "2026-11-10"}}
+
+
+def test_a_currency_without_a_rate_is_an_error_that_keeps_the_figures(fake, settings):
+    startup = sync(fake, subscriptions=[subscription("sub_1", (price(4900), 1))])
+    fake.account(
+        "rk_test_acme",
+        stripe_routes(
+            subscriptions=[subscription("sub_1", (price(4900), 1), currency="xyz")],
+            balance_transactions=[],
+        ),
+    )
+    connection = ProviderConnection.objects.get(startup=startup)
+    revenue_sync(connection=connection, now=NOW)
+    assert connection.status == ProviderConnection.Status.ERROR
+    assert "XYZ" in connection.last_error
+    startup.refresh_from_db()
+    assert startup.mrr == 49

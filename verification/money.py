@@ -66,11 +66,13 @@ def minor_unit_exponent(currency: str) -> int:
 
 
 def exchange_rate(currency: str) -> Rate:
-    table = settings.REVENUE_FX_RATES or FX_RATES
+    table, day = FX_RATES, FX_RATES_DATE
+    if settings.REVENUE_FX_RATES:
+        table, day = settings.REVENUE_FX_RATES, settings.REVENUE_FX_RATES_DATE
     code = currency.upper()
     if code not in table:
         raise MissingExchangeRate(f"no exchange rate for {code}; add it to the FX table")
-    return Rate(usd_per_unit=Decimal(str(table[code])), date=FX_RATES_DATE)
+    return Rate(usd_per_unit=Decimal(str(table[code])), date=day)
 
 
 def money_add(money: Money, currency: str, minor: Decimal | int) -> None:
