@@ -133,12 +133,16 @@ def test_quantity_and_interval_count_multiply_through(fake):
 
 
 def test_trials_are_not_revenue(fake):
-    # Only the active $30 counts; the $100 trial is excluded (and never asked for). MRR = 30.
+    # Only the active $30 counts. The $100 `trialing` subscription is excluded (and never asked
+    # for); an `active` $70 one whose trial_end is still ahead is excluded too. MRR = 30.
+    still_in_trial = subscription("sub_trial_active", (price(7000), 1))
+    still_in_trial["trial_end"] = ts(2026, 11, 20)
     startup = sync(
         fake,
         subscriptions=[
             subscription("sub_paid", (price(3000), 1)),
             subscription("sub_trial", (price(10000), 1), status="trialing"),
+            still_in_trial,
         ],
     )
     assert startup.verification.mrr == 30
