@@ -83,6 +83,7 @@ INSTALLED_APPS = [
     "quota",
     "aisurface",
     "mcpserver",
+    "verification",
 ]
 
 MIDDLEWARE = [
@@ -224,3 +225,17 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
 }
+
+# Verified revenue (verification app). Provider keys are encrypted at rest with Fernet: the first
+# key encrypts, every key decrypts (rotation: prepend a new key, run `rotate_provider_keys`, then
+# drop the old one). Unset: a clearly-marked development key (`check --deploy` warns).
+PROVIDER_KEY_ENCRYPTION_KEYS = env_list("PROVIDER_KEY_ENCRYPTION_KEYS", [])
+# Every provider call is bounded in time and retried with backoff on 429/5xx and network errors.
+PROVIDER_HTTP_TIMEOUT_SECONDS = float(env_int("PROVIDER_HTTP_TIMEOUT_SECONDS", 15))
+PROVIDER_HTTP_RETRIES = env_int("PROVIDER_HTTP_RETRIES", 4)
+PROVIDER_HTTP_BACKOFF_SECONDS = 0.5
+PROVIDER_HTTP_MAX_WAIT_SECONDS = float(env_int("PROVIDER_HTTP_MAX_WAIT_SECONDS", 30))
+# US dollars per unit. None: the documented static table in verification/money.py. A dict
+# {"USD": "1", "EUR": "1.08", ...} replaces it; REVENUE_FX_RATES_DATE says when those rates held.
+REVENUE_FX_RATES = None
+REVENUE_FX_RATES_DATE = None

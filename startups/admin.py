@@ -1,6 +1,10 @@
 from django.contrib import admin
+from django.http import HttpRequest
 
 from startups.models import Founder, MonthlyRevenue, Social, Startup, Verification
+from verification.selectors import startup_revenue_is_locked
+
+HEADLINE_REVENUE = ("mrr", "arr", "currency")
 
 
 class FounderInline(admin.TabularInline):
@@ -21,6 +25,13 @@ class StartupAdmin(admin.ModelAdmin):
     prepopulated_fields = {"slug": ("name",)}
     raw_id_fields = ("owner",)
     inlines = [FounderInline, SocialInline]
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Startup | None = None) -> tuple:
+        # Verified figures come only from a provider sync: nobody edits them by hand.
+        readonly = tuple(super().get_readonly_fields(request, obj))
+        if obj is not None and startup_revenue_is_locked(startup=obj):
+            readonly += HEADLINE_REVENUE
+        return readonly
 
 
 class MonthlyRevenueInline(admin.TabularInline):

@@ -1,0 +1,289 @@
+"""End to end: connect four startups with `connect_provider`, run `sync_revenue --all` against
+the fake providers, then read each through GET /api/v1/startups/{slug}."""
+
+import io
+import logging
+import sys
+from datetime import UTC, datetime
+
+import pytest
+from django.core.management import call_command
+from django.test import Client
+from django.utils import timezone
+
+from startups.models import Startup
+from tests.verification_fakes import (
+    FakeProviders,
+    gumroad_routes,
+    lemonsqueezy_routes,
+    polar_routes,
+    stripe_routes,
+)
+from verification.models import ProviderConnection
+
+NOW = datetime(2026, 11, 15, 12, 0, tzinfo=UTC)
+pytestmark = pytest.mark.django_db
+
+KEYS = {
+    "stripe-co": "rk_live_stripe_secret",
+    "lemon-co": "ls_secret_key",
+    "polar-co": "polar_oat_secret",
+    "gumroad-co": "gumroad_secret_token",
+}
+
+
+@pytest.fixture
+def fake(settings, monkeypatch):
+    settings.PROVIDER_HTTP_BACKOFF_SECONDS = 0.001
+    settings.PROVIDER_HTTP_MAX_WAIT_SECONDS = 0.01
+    monkeypatch.setattr(timezone, "now", lambda: NOW)
+    with FakeProviders() as server:
+        yield server
+
+
+def connect(fake: FakeProviders, slug: str, provider: str, routes: dict, monkeypatch) -> None:
+    Startup.objects.create(name=slug, slug=slug, mrr=123456, arr=1481472)
+    fake.account(KEYS[slug], routes)
+    monkeypatch.setattr(sys, "stdin", io.StringIO(KEYS[slug] + "\n"))
+    call_command(
+        "connect_provider", slug, provider, "--api-base", fake.base_url, stdout=io.StringIO()
+    )
+
+
+def connect_all(fake: FakeProviders, monkeypatch) -> None:
+    # Stripe: $49/month, one charge of $49 on Nov 1.
+    connect(
+        fake,
+        "stripe-co",
+        "stripe",
+        stripe_routes(
+            subscriptions=[
+                {
+                    "id": "sub_1",
+                    "status": "active",
+                    "currency": "usd",
+                    "customer": "cus_1",
+                    "items": {
+                        "has_more": False,
+                        "data": [
+                            {
+                                "id": "si_1",
+                                "quantity": 1,
+                                "price": {
+                                    "unit_amount": 4900,
+                                    "recurring": {"interval": "month", "usage_type": "licensed"},
+                                },
+                            }
+                        ],
+                    },
+                }
+            ],
+            balance_transactions=[
+                {
+                    "id": "txn_1",
+                    "type": "charge",
+                    "amount": 4900,
+                    "currency": "usd",
+                    "created": int(datetime(2026, 11, 1, tzinfo=UTC).timestamp()),
+                }
+            ],
+        ),
+        monkeypatch,
+    )
+    # Lemon Squeezy: $120/year = $10 MRR; one $120 order on Oct 10.
+    connect(
+        fake,
+        "lemon-co",
+        "lemonsqueezy",
+        lemonsqueezy_routes(
+            stores=[{"id": 7, "currency": "USD"}],
+            prices=[{"id": 3, "unit_price": 12000, "renewal_interval_unit": "year"}],
+            subscriptions=[
+                {
+                    "id": 1,
+                    "store_id": 7,
+                    "customer_id": 1,
+                    "status": "active",
+                    "first_subscription_item": {"price_id": 3, "quantity": 1},
+                }
+            ],
+            orders=[
+                {
+                    "id": 1,
+                    "currency": "USD",
+                    "status": "paid",
+                    "total": 12000,
+                    "created_at": "2026-10-10T00:00:00Z",
+                }
+            ],
+            invoices=[],
+        ),
+        monkeypatch,
+    )
+    # Polar: MRR 2,500 cents = $25; November revenue $25.
+    connect(
+        fake,
+        "polar-co",
+        "polar",
+        polar_routes(
+            min_date="2026-11-01",
+            monthly=[
+                {
+                    "timestamp": "2026-11-01T00:00:00Z",
+                    "revenue": 2500,
+                    "monthly_recurring_revenue": 2500,
+                }
+            ],
+            daily=[{"timestamp": "2026-11-01T00:00:00Z", "revenue": 2500}],
+            customers=[{"id": "c1"}],
+        ),
+        monkeypatch,
+    )
+    # Gumroad: one $15 sale on Nov 3; no subscription data.
+    connect(
+        fake,
+        "gumroad-co",
+        "gumroad",
+        gumroad_routes(
+            sales=[
+                {
+                    "id": "s1",
+                    "email": "a@example.com",
+                    "price": 1500,
+                    "currency": "usd",
+                    "created_at": "2026-11-03T00:00:00Z",
+                }
+            ]
+        ),
+        monkeypatch,
+    )
+
+
+def detail(slug: str) -> dict:
+    response = Client().get(f"/api/v1/startups/{slug}")
+    assert response.status_code == 200
+    return response.json()["data"]
+
+
+def test_sync_all_then_the_api_shows_every_verification(fake, monkeypatch, caplog):
+    connect_all(fake, monkeypatch)
+    out = io.StringIO()
+    with caplog.at_level(logging.DEBUG):
+        call_command("sync_revenue", "--all", stdout=out)
+    assert "Synced 4 of 4 startup(s)." in out.getvalue()
+
+    stripe = detail("stripe-co")
+    assert stripe["revenue"] == {"mrr": 49, "arr": 588, "currency": "USD", "verified": True}
+    assert stripe["verification"] == {
+        "provider": "stripe",
+        "level": "verified",
+        "verifiedAt": "2026-11-15T12:00:00.000Z",
+        "currency": "USD",
+        "mrr": 49,
+        "arr": 588,
+        "totalRevenue": 49,
+        "last30Days": 49,
+        "customers": 1,
+        "historyMonths": 1,
+        "monthly": [{"month": "2026-11", "gross": 49, "refunds": 0, "net": 49}],
+    }
+
+    lemon = detail("lemon-co")["verification"]
+    assert (lemon["mrr"], lemon["arr"], lemon["totalRevenue"]) == (10, 120, 120)
+    assert [row["month"] for row in lemon["monthly"]] == ["2026-10", "2026-11"]
+    assert lemon["historyMonths"] == 2
+
+    polar = detail("polar-co")["verification"]
+    assert (polar["mrr"], polar["totalRevenue"], polar["last30Days"]) == (25, 25, 25)
+
+    gumroad = detail("gumroad-co")
+    assert gumroad["revenue"]["mrr"] is None and gumroad["revenue"]["verified"] is True
+    assert gumroad["verification"]["mrr"] is None
+    assert gumroad["verification"]["totalRevenue"] == 15
+
+    # The keys appear nowhere: not in logs, output, the API or the database column.
+    for slug, key in KEYS.items():
+        assert key not in caplog.text and key not in out.getvalue()
+        assert key not in str(Client().get(f"/api/v1/startups/{slug}").content)
+        assert key not in ProviderConnection.objects.get(startup__slug=slug).encrypted_key
+
+
+def test_a_revoked_key_does_not_stop_the_others_and_keeps_its_figures(fake, monkeypatch):
+    connect_all(fake, monkeypatch)
+    call_command("sync_revenue", "--all", stdout=io.StringIO())
+    fake.revoke(KEYS["stripe-co"])
+    fake.accounts[KEYS["polar-co"]]["/v1/metrics/limits"] = lambda query: (500, {}, {})
+
+    out = io.StringIO()
+    call_command("sync_revenue", "--all", stdout=out)
+    assert "Synced 2 of 4 startup(s)." in out.getvalue()
+    assert "stripe-co: key_revoked" in out.getvalue()
+    statuses = dict(ProviderConnection.objects.values_list("startup__slug", "status"))
+    assert statuses == {
+        "stripe-co": "key_revoked",
+        "lemon-co": "ok",
+        "polar-co": "stale",
+        "gumroad-co": "ok",
+    }
+    stripe = detail("stripe-co")
+    assert stripe["revenue"]["mrr"] == 49 and stripe["verification"]["mrr"] == 49
+    assert detail("polar-co")["verification"]["mrr"] == 25
+
+
+def test_sync_one_slug_fails_loudly_when_it_did_not_succeed(fake, monkeypatch):
+    connect_all(fake, monkeypatch)
+    fake.revoke(KEYS["gumroad-co"])
+    with pytest.raises(Exception, match="did not succeed"):
+        call_command("sync_revenue", "--slug", "gumroad-co", stdout=io.StringIO())
+    assert detail("gumroad-co")["revenue"]["verified"] is False
+
+
+def test_connect_provider_refuses_a_missing_key(fake, monkeypatch):
+    Startup.objects.create(name="x", slug="x")
+    monkeypatch.setattr(sys, "stdin", io.StringIO(""))
+    with pytest.raises(Exception, match="no key"):
+        call_command("connect_provider", "x", "stripe", stdout=io.StringIO())
+    assert not ProviderConnection.objects.exists()
+
+
+def test_loop_mode_refreshes_every_period_and_survives_a_bad_round(fake, monkeypatch):
+    connect_all(fake, monkeypatch)
+    from verification.management.commands import sync_revenue
+
+    rounds = []
+
+    def sleep(seconds: float) -> None:
+        rounds.append(seconds)
+        if len(rounds) == 1:
+            fake.revoke(KEYS["stripe-co"])
+        if len(rounds) == 2:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(sync_revenue.time, "sleep", sleep)
+    with pytest.raises(KeyboardInterrupt):
+        call_command("sync_revenue", "--all", "--loop", stdout=io.StringIO())
+    assert rounds == [3600, 3600]
+    assert ProviderConnection.objects.get(startup__slug="stripe-co").status == "key_revoked"
+
+
+def test_disconnecting_ends_verification(fake, monkeypatch):
+    connect_all(fake, monkeypatch)
+    call_command("sync_revenue", "--slug", "stripe-co", stdout=io.StringIO())
+    assert detail("stripe-co")["revenue"]["verified"] is True
+    call_command("disconnect_provider", "stripe-co", stdout=io.StringIO())
+    data = detail("stripe-co")
+    assert data["revenue"] == {"mrr": None, "arr": None, "currency": "USD", "verified": False}
+    assert data["verification"] is None
+    assert not ProviderConnection.objects.filter(startup__slug="stripe-co").exists()
+
+
+def test_connect_provider_takes_no_key_on_the_command_line_and_checks_the_api_base(
+    fake, monkeypatch
+):
+    Startup.objects.create(name="x", slug="x")
+    with pytest.raises(Exception):  # noqa: B017 - argparse refuses the extra argument
+        call_command("connect_provider", "x", "stripe", "rk_live_on_argv", stdout=io.StringIO())
+    monkeypatch.setattr(sys, "stdin", io.StringIO("rk_live_key\n"))
+    with pytest.raises(Exception, match="api-base must be an http"):
+        call_command("connect_provider", "x", "stripe", "--api-base", "file:///etc/passwd")
+    assert not ProviderConnection.objects.exists()

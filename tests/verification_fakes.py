@@ -1,0 +1,217 @@
+"""A local fake of the payment providers' APIs for the verification tests.
+
+One threaded HTTP server on 127.0.0.1 with an ephemeral port. Each account is a bearer token
+with its routes (path -> handler of the query); unknown or revoked tokens get 401, as the real
+providers answer. Pagination follows each provider's real scheme.
+"""
+
+import json
+import threading
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+Query = dict[str, list[str]]
+Answer = tuple[int, dict[str, str], Any]
+Route = Callable[[Query], Answer]
+
+
+class FakeProviders:
+    def __init__(self) -> None:
+        self.accounts: dict[str, dict[str, Route]] = {}
+        self.revoked: set[str] = set()
+        self.requests: list[tuple[str, str, Query]] = []
+        self.lock = threading.Lock()
+
+    def account(self, token: str, routes: dict[str, Route]) -> None:
+        self.accounts[token] = routes
+
+    def revoke(self, token: str) -> None:
+        self.revoked.add(token)
+
+    def calls(self, path: str, **where: str) -> int:
+        """How many requests reached `path`, optionally with these query values."""
+        return sum(
+            1
+            for _, seen, query in self.requests
+            if seen == path and all(query.get(k) == [v] for k, v in where.items())
+        )
+
+    def __enter__(self) -> "FakeProviders":
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:  # noqa: N802 - http.server's name
+                url = urlsplit(self.path)
+                query = parse_qs(url.query)
+                token = (self.headers.get("Authorization") or "").removeprefix("Bearer ")
+                with fake.lock:
+                    fake.requests.append((token, url.path, query))
+                routes = fake.accounts.get(token)
+                if routes is None or token in fake.revoked:
+                    self.answer(401, {}, {"error": {"message": "Invalid API key provided"}})
+                    return
+                route = routes.get(url.path)
+                if route is None:
+                    self.answer(404, {}, {"error": {"message": f"no route {url.path}"}})
+                    return
+                self.answer(*route(query))
+
+            def answer(self, status: int, headers: dict[str, str], body: Any) -> None:
+                payload = json.dumps(body).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                for name, value in headers.items():
+                    self.send_header(name, value)
+                self.end_headers()
+                self.wfile.write(payload)
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.base_url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True)
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def ok(body: Any) -> Answer:
+    return 200, {}, body
+
+
+def failing_first(route: Route, *, status: int, times: int = 1, retry_after: str = "1") -> Route:
+    """A route that answers `status` (with Retry-After) `times` times, then works."""
+    left = [times]
+
+    def answer(query: Query) -> Answer:
+        if left[0] > 0:
+            left[0] -= 1
+            return status, {"Retry-After": retry_after}, {"error": {"message": "slow down"}}
+        return route(query)
+
+    return answer
+
+
+def always(status: int) -> Route:
+    return lambda query: (status, {}, {"error": {"message": "down"}})
+
+
+def _first(query: Query, name: str, default: str | None = None) -> str | None:
+    return query.get(name, [default])[0]
+
+
+# --- Stripe: `limit` + `starting_after`, `has_more` ---
+
+
+def stripe_list(objects: list[dict], *, filter_status: bool = False) -> Route:
+    def answer(query: Query) -> Answer:
+        chosen = objects
+        if filter_status and _first(query, "status"):
+            chosen = [obj for obj in objects if obj["status"] == _first(query, "status")]
+        if _first(query, "subscription"):
+            chosen = [obj for obj in chosen if obj["subscription"] == _first(query, "subscription")]
+        limit = min(int(_first(query, "limit", "10")), 100)
+        start = 0
+        if after := _first(query, "starting_after"):
+            start = next(i for i, obj in enumerate(chosen) if obj["id"] == after) + 1
+        page = chosen[start : start + limit]
+        return ok({"object": "list", "data": page, "has_more": start + limit < len(chosen)})
+
+    return answer
+
+
+def stripe_routes(
+    *, subscriptions: list[dict], balance_transactions: list[dict], items: list[dict] = ()
+) -> dict[str, Route]:
+    return {
+        "/v1/subscriptions": stripe_list(subscriptions, filter_status=True),
+        "/v1/balance_transactions": stripe_list(balance_transactions),
+        "/v1/subscription_items": stripe_list(list(items)),
+    }
+
+
+# --- Lemon Squeezy: JSON:API, `page[number]` + `page[size]`, meta.page.lastPage -------------------
+
+
+def jsonapi_list(kind: str, records: list[dict]) -> Route:
+    def answer(query: Query) -> Answer:
+        size = int(_first(query, "page[size]", "10"))
+        number = int(_first(query, "page[number]", "1"))
+        last = max(1, -(-len(records) // size))
+        page = records[(number - 1) * size : number * size]
+        data = [{"type": kind, "id": str(record["id"]), "attributes": record} for record in page]
+        meta = {"page": {"currentPage": number, "lastPage": last, "perPage": size}}
+        return ok({"meta": meta, "data": data})
+
+    return answer
+
+
+def lemonsqueezy_routes(
+    *, stores: list, prices: list, subscriptions: list, orders: list, invoices: list
+) -> dict[str, Route]:
+    return {
+        "/v1/stores": jsonapi_list("stores", stores),
+        "/v1/prices": jsonapi_list("prices", prices),
+        "/v1/subscriptions": jsonapi_list("subscriptions", subscriptions),
+        "/v1/orders": jsonapi_list("orders", orders),
+        "/v1/subscription-invoices": jsonapi_list("subscription-invoices", invoices),
+    }
+
+
+# --- Polar: metrics periods by interval; customers with `page` + `limit`, pagination.max_page -----
+
+
+def polar_routes(
+    *,
+    min_date: str,
+    monthly: list[dict],
+    daily: list[dict],
+    customers: list[dict],
+    refunds: list[dict] = (),
+) -> dict[str, Route]:
+    def metrics(query: Query) -> Answer:
+        periods = monthly if _first(query, "interval") == "month" else daily
+        return ok({"periods": periods, "totals": {}, "metrics": {}})
+
+    def polar_list(records: list[dict]) -> Route:
+        def answer(query: Query) -> Answer:
+            limit = int(_first(query, "limit", "10"))
+            page = int(_first(query, "page", "1"))
+            items = records[(page - 1) * limit : page * limit]
+            max_page = max(1, -(-len(records) // limit))
+            pagination = {"total_count": len(records), "max_page": max_page}
+            return ok({"items": items, "pagination": pagination})
+
+        return answer
+
+    limits = {
+        "min_date": min_date,
+        "intervals": {"month": {"max_days": 3650}, "day": {"max_days": 366}},
+    }
+    return {
+        "/v1/metrics/limits": lambda query: ok(limits),
+        "/v1/metrics/": metrics,
+        "/v1/customers/": polar_list(customers),
+        "/v1/refunds/": polar_list(list(refunds)),
+    }
+
+
+# --- Gumroad: `page_key` / `next_page_key` ---
+
+
+def gumroad_routes(*, sales: list[dict], page_size: int = 10) -> dict[str, Route]:
+    def answer(query: Query) -> Answer:
+        start = int(_first(query, "page_key", "0"))
+        body: dict[str, Any] = {"success": True, "sales": sales[start : start + page_size]}
+        if start + page_size < len(sales):
+            body["next_page_key"] = str(start + page_size)
+        return ok(body)
+
+    return {"/v2/sales": answer}

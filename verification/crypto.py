@@ -1,0 +1,45 @@
+"""Provider keys at rest: Fernet tokens under PROVIDER_KEY_ENCRYPTION_KEYS (no ORM here).
+
+The first key encrypts, every key decrypts, so keys rotate by prepending a new one, running
+`manage.py rotate_provider_keys`, then removing the old one.
+"""
+
+import base64
+import hashlib
+
+from cryptography.fernet import Fernet, InvalidToken, MultiFernet
+from django.conf import settings
+
+# DEVELOPMENT ONLY: a fixed, public key so the project runs with no environment. `manage.py check
+# --deploy` warns (verification.W001) while it is in use.
+DEV_ENCRYPTION_KEY = base64.urlsafe_b64encode(
+    hashlib.sha256(b"openstartup development-only provider key encryption").digest()
+).decode()
+
+
+class UnreadableKey(Exception):
+    """The stored token decrypts under none of the configured keys."""
+
+
+def _fernet() -> MultiFernet:
+    keys = settings.PROVIDER_KEY_ENCRYPTION_KEYS or [DEV_ENCRYPTION_KEY]
+    return MultiFernet([Fernet(key) for key in keys])
+
+
+def encrypt_key(raw: str) -> str:
+    return _fernet().encrypt(raw.encode()).decode()
+
+
+def decrypt_key(token: str) -> str:
+    try:
+        return _fernet().decrypt(token.encode()).decode()
+    except InvalidToken:
+        raise UnreadableKey("the stored provider key decrypts under no configured key") from None
+
+
+def reencrypt_key(token: str) -> str:
+    """The same secret under the current first key."""
+    try:
+        return _fernet().rotate(token.encode()).decode()
+    except InvalidToken:
+        raise UnreadableKey("the stored provider key decrypts under no configured key") from None

@@ -1,0 +1,76 @@
+import logging
+import sys
+import time
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.utils import timezone
+from tqdm import tqdm
+
+from verification.models import ProviderConnection
+from verification.selectors import connections_to_sync
+from verification.services import revenue_sync
+
+logger = logging.getLogger("verification.sync")
+
+DEFAULT_LOOP_SECONDS = 3600
+
+
+class Command(BaseCommand):
+    help = "Refresh verified revenue from the connected payment providers."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--slug", help="refresh this startup only")
+        parser.add_argument("--all", action="store_true", help="refresh every connected startup")
+        parser.add_argument(
+            "--loop",
+            type=int,
+            nargs="?",
+            const=DEFAULT_LOOP_SECONDS,
+            default=None,
+            metavar="SECONDS",
+            help=f"repeat forever, every SECONDS (default {DEFAULT_LOOP_SECONDS})",
+        )
+
+    def handle(self, *args, slug: str | None, all: bool, loop: int | None, **options) -> None:
+        if bool(slug) == bool(all):
+            raise CommandError("give exactly one of --slug S or --all")
+        if loop is not None and loop < 1:
+            raise CommandError("--loop needs a positive number of seconds")
+        if loop is None:
+            if self.sync_once(slug=slug) and slug:
+                raise CommandError(f"sync of {slug} did not succeed")
+            return
+        while True:
+            try:
+                self.sync_once(slug=slug)
+            except Exception:
+                # The loop outlives a bad round (the database restarting, say); next hour retries.
+                logger.exception("sync round failed")
+            logger.info("next refresh in %ss", loop)
+            time.sleep(loop)
+
+    def sync_once(self, *, slug: str | None) -> int:
+        connections = list(connections_to_sync(slug=slug))
+        if slug and not connections:
+            raise CommandError(f"{slug!r} has no provider connection; run connect_provider first")
+        show_bar = slug is None and sys.stderr.isatty()
+        failed = 0
+        for connection in tqdm(connections, desc="sync", unit="startup", disable=not show_bar):
+            try:
+                connection = revenue_sync(connection=connection, now=timezone.now())
+            except Exception:
+                # A database hiccup on one startup must not stop the others.
+                logger.exception("sync of %s crashed", connection.startup.slug)
+                failed += 1
+                continue
+            if connection.status != ProviderConnection.Status.OK:
+                failed += 1
+            line = f"{connection.startup.slug}: {connection.status}"
+            if connection.last_error:
+                line += f" ({connection.last_error})"
+            if show_bar:
+                tqdm.write(line, file=sys.stdout)
+            else:
+                self.stdout.write(line)
+        self.stdout.write(f"Synced {len(connections) - failed} of {len(connections)} startup(s).")
+        return failed

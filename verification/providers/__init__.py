@@ -1,0 +1,15 @@
+"""The connectors, by the name operators type in `connect_provider`."""
+
+from verification.providers import gumroad, lemonsqueezy, polar, stripe
+from verification.providers.base import Provider
+
+PROVIDERS: dict[str, Provider] = {
+    module.PROVIDER.name: module.PROVIDER for module in (stripe, lemonsqueezy, polar, gumroad)
+}
+
+
+def provider_named(name: str) -> Provider:
+    try:
+        return PROVIDERS[name]
+    except KeyError:
+        raise ValueError(f"unknown provider {name!r}; one of: {', '.join(PROVIDERS)}") from None
