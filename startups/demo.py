@@ -291,7 +291,9 @@ def build_demo(count: int, *, today: date | None = None) -> DemoRows:
             on_sale=on_sale,
             asking_price=None if not on_sale or mrr is None else mrr * rng.randint(24, 48),
             owner_id=None if kind == "unclaimed" else owner_ids[index % len(owner_ids)],
-            ai_addon_active=kind != "unclaimed" and (index % 12 == 0 or index < 2),
+            # A curated subset: one in twelve of the first 2,400, whatever the dataset size.
+            ai_addon_active=kind != "unclaimed"
+            and (index < 2 or (index % 12 == 0 and index < 2400)),
             ai_addon_expires_at=now + timedelta(days=30) if index % 24 == 0 else None,
             is_published=True,
             currency="USD",

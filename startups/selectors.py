@@ -1,6 +1,7 @@
 """All reads of the dataset. REST, AI and MCP call these; none writes its own query."""
 
 from dataclasses import dataclass
+from itertools import islice
 from typing import Literal
 
 from django.db.models import F, Prefetch, Q, QuerySet, Window
@@ -153,16 +154,19 @@ def ai_startup_list(
         qs = qs.filter(mrr__gte=min_mrr)
     if max_mrr is not None:
         qs = qs.filter(mrr__lte=max_mrr)
-    startups = list(qs.order_by(*RANK_ORDER))
-    if category := slug_word(category):
-        startups = [
-            s
-            for s in startups
-            if category in {slug_word(c) for c in [s.category, *(s.categories or [])]}
-        ]
-    if industry := slug_word(industry):
-        startups = [s for s in startups if slug_word(s.industry) == industry]
-    return startups if limit is None else startups[:limit]
+    qs = qs.order_by(*RANK_ORDER)
+    category, industry = slug_word(category), slug_word(industry)
+    if not category and not industry:
+        return list(qs if limit is None else qs[:limit])
+
+    def matches(startup: Startup) -> bool:
+        categories = {slug_word(c) for c in [startup.category, *(startup.categories or [])]}
+        return (not category or category in categories) and (
+            not industry or slug_word(startup.industry) == industry
+        )
+
+    # Stream in rank order and stop at `limit`: no need to load the whole AI set.
+    return list(islice(filter(matches, qs.iterator(chunk_size=200)), limit))
 
 
 def ai_startup_get(*, slug: str) -> Startup | None:
