@@ -246,7 +246,7 @@ def build_demo(count: int, *, today: date | None = None) -> DemoRows:
     """Build (unsaved) rows for `count` startups; the same count gives the same data."""
     rng = random.Random(SEED)
     today = today or datetime.now(UTC).date()
-    now = datetime(today.year, today.month, today.day, 6, 0, tzinfo=UTC)
+    now = datetime(today.year, today.month, today.day, tzinfo=UTC)  # never in the future
     rows = DemoRows()
     owner_ids = _owners(max(1, min(count // 2, 500)))
     for index, name in enumerate(_unique_names(rng, count)):
