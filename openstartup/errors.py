@@ -5,7 +5,7 @@ below render them. Keys are single words so the camelCase renderer leaves errors
 """
 
 from django.http import HttpRequest, JsonResponse
-from rest_framework import exceptions, status
+from rest_framework import exceptions, serializers, status
 from rest_framework.response import Response
 
 
@@ -42,6 +42,17 @@ class QuotaExceeded(ApiError):
 
 def error_body(code: str, message: str) -> dict:
     return {"error": {"code": code, "message": message}}
+
+
+class ErrorDetailSerializer(serializers.Serializer):
+    code = serializers.CharField(help_text="Stable, machine-readable code, e.g. `not_found`.")
+    message = serializers.CharField(help_text="What went wrong, for people.")
+
+
+class ErrorSerializer(serializers.Serializer):
+    """The declared shape of `error_body` (for the OpenAPI document; never used to render)."""
+
+    error = ErrorDetailSerializer()
 
 
 # DRF's own exceptions, mapped to stable codes.
