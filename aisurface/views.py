@@ -46,7 +46,7 @@ class AiDiscoveryView(APIView):
         responses={
             200: AiDiscoverySerializer,
             304: _NOT_MODIFIED,
-            **error_responses(401, 405, 500),
+            **error_responses(400, 401, 405, 500),
         },
     )
     def get(self, request: Request) -> Response:
@@ -78,7 +78,7 @@ class AiProfileView(APIView):
         responses={
             200: AiProfileSerializer,
             304: _NOT_MODIFIED,
-            **error_responses(401, 404, 405, 500),
+            **error_responses(400, 401, 404, 405, 500),
         },
     )
     def get(self, request: Request, slug: str) -> Response:

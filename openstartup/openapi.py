@@ -64,12 +64,17 @@ class LenientFieldSchema(OpenApiSerializerFieldExtension):
         return dict(self.target.openapi)
 
 
+# Statuses that the X-Service-* headers are on: every answer a /api/v1 view gives (a 400 is
+# refused earlier, see _ERRORS).
+STAMPED_STATUSES = [200, 401, 404, 405, 429, 500]
+
+
 def _header(name: str, kind: Any, description: str, *, required: bool = False, **extra: Any):
     return OpenApiParameter(
         name,
         kind,
         location=OpenApiParameter.HEADER,
-        response=True,
+        response=extra.pop("response", STAMPED_STATUSES),
         required=required,
         description=description,
         **extra,
@@ -95,9 +100,24 @@ REST_RESPONSE_HEADERS = [
 ]
 
 AI_RESPONSE_HEADERS = [
-    _header("ETag", str, "Validator of this answer; send it back in `If-None-Match`."),
-    _header("Cache-Control", str, "`public, max-age=300`: shared caches may keep it 5 minutes."),
-    _header("Age", int, "Seconds the answer has already spent in the service's cache."),
+    _header(
+        "ETag",
+        str,
+        "Validator of this answer; send it back in `If-None-Match`.",
+        response=[200, 304],
+    ),
+    _header(
+        "Cache-Control",
+        str,
+        "`public, max-age=300`: shared caches may keep it 5 minutes.",
+        response=[200, 304],
+    ),
+    _header(
+        "Age",
+        int,
+        "Seconds the answer has already spent in the service's cache.",
+        response=[200, 304],
+    ),
 ]
 AI_REQUEST_HEADERS = [
     OpenApiParameter(
@@ -110,7 +130,12 @@ AI_REQUEST_HEADERS = [
 
 # Status: (code in the body, description).
 _ERRORS = {
-    400: ("invalid_request", "Malformed request."),
+    400: (
+        "invalid_request",
+        "Refused before reaching the API: an invalid Host header or more query parameters "
+        "than the server parses (1000). Invalid parameter *values* are never errors. Such an "
+        "answer may lack the X-Service-* headers.",
+    ),
     401: (
         "invalid_api_key",
         "The key is wrong, revoked or empty, or the two headers carry different keys.",

@@ -9,6 +9,7 @@ from mcpserver import views as mcp_views
 from quota.plans import FREE, PRO
 from startups import views as startup_views
 
+handler400 = "openstartup.errors.handler400"
 handler404 = "openstartup.errors.handler404"
 handler500 = "openstartup.errors.handler500"
 

@@ -104,7 +104,7 @@ class StartupListView(QuotaHeadersMixin, APIView):
         parameters=[StartupFilterSerializer, *REST_RESPONSE_HEADERS, RETRY_AFTER],
         responses={
             200: StartupPageSerializer,
-            **error_responses(401, 405, 429, 500),
+            **error_responses(400, 401, 405, 429, 500),
         },
         examples=[OpenApiExample("A page", value=_LIST_EXAMPLE, response_only=True)],
     )
@@ -158,7 +158,7 @@ class StartupDetailView(QuotaHeadersMixin, APIView):
         ],
         responses={
             200: StartupEnvelopeSerializer,
-            **error_responses(401, 404, 405, 429, 500),
+            **error_responses(400, 401, 404, 405, 429, 500),
         },
         examples=[OpenApiExample("A verified startup", value=_DETAIL_EXAMPLE, response_only=True)],
     )
