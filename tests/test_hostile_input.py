@@ -424,6 +424,24 @@ def test_json_content_types_are_served(dataset, client, content_type):
     assert response.status_code == 200
 
 
+@pytest.mark.parametrize(
+    ("headers", "status"),
+    [
+        ({"MCP-Protocol-Version": "\x00"}, 400),
+        ({"MCP-Protocol-Version": "\xff" * 5000}, 400),
+        ({"Origin": "\xff\x00"}, 403),
+        ({"Origin": "null"}, 403),
+        ({"X-Forwarded-For": "\x00, ::g", "Accept": "\xff", "If-None-Match": "\x00"}, 200),
+    ],
+)
+def test_junk_headers_on_mcp_get_a_json_rpc_answer(dataset, client, headers, status):
+    response = mcp(client, b'{"jsonrpc":"2.0","id":1,"method":"ping"}', headers=headers)
+    assert response.status_code == status
+    body = response.json()
+    assert body["jsonrpc"] == "2.0"
+    assert ("error" in body) == (status != 200)
+
+
 @pytest.mark.parametrize("method", ["get", "put", "delete", "patch", "head"])
 def test_other_methods_on_mcp_get_405(dataset, client, method):
     response = getattr(client, method)(MCP)
@@ -469,6 +487,7 @@ raw_query_strings = st.binary(max_size=200).map(
 )
 hypothesis_checks = hypothesis_settings(
     max_examples=60,
+    database=None,  # no .hypothesis directory: every run starts fresh
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )

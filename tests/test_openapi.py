@@ -163,7 +163,7 @@ def test_every_example_conforms_to_its_schema(document):
                 for example in media.get("examples", {}).values():
                     Draft202012Validator(root).validate(example["value"])
                     checked += 1
-    assert checked >= 4
+    assert checked >= 6
 
 
 def _shape(value):
