@@ -255,3 +255,16 @@ def test_the_dashboard_and_llms_txt_link_the_docs(client):
     client.force_login(make_account())
     dashboard = client.get("/dashboard/").content.decode()
     assert 'href="/docs/"' in dashboard and 'href="/docs/guide/"' in dashboard
+
+
+def test_rendering_never_builds_the_declared_fields(verified_ai_startup, rf):
+    """The declarations are for the document only: the hot path stays a dict literal."""
+    request = rf.get("/")
+    detail = startup_get(slug="acme")
+    listing = StartupListSerializer([detail, detail], many=True)
+    one = StartupDetailSerializer(detail, context={"request": request})
+    profile = AiProfileSerializer(ai_startup_get(slug="acme"), context={"request": request})
+    for serializer in (listing, one, profile):
+        assert serializer.data
+    for serializer in (listing.child, one, profile):
+        assert "fields" not in serializer.__dict__  # cached_property never evaluated
