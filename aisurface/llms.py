@@ -30,13 +30,14 @@ class RouteDoc:
     text: str
 
 
-REST, AI, MCP, PAGES = (
+REST, AI, MCP, DOCS, PAGES = (
     "REST API (/api/v1, camelCase)",
     "AI surface (/api/ai, snake_case)",
     "MCP server (/api/mcp)",
+    "Docs",
     "Pages",
 )
-SECTIONS = [REST, AI, MCP, PAGES]
+SECTIONS = [REST, AI, MCP, DOCS, PAGES]
 ROUTE_DOCS = {
     "startup-list": RouteDoc(
         REST,
@@ -81,6 +82,27 @@ ROUTE_DOCS = {
         "Remote Model Context Protocol server: JSON-RPC 2.0 over Streamable HTTP, stateless, "
         "POST only (other methods get 405), JSON responses, no sessions. Serves the same "
         "AI-enabled set as the discovery index.",
+    ),
+    "openapi-schema": RouteDoc(
+        DOCS,
+        "OpenAPI 3.1 document",
+        "GET",
+        "Machine-readable contract of /api/v1 (camelCase) and /api/ai (snake_case): every "
+        "parameter with type, default and range, every response field with its nullability, "
+        "the error object, both key headers and the X-Service-* headers.",
+    ),
+    "api-docs": RouteDoc(
+        DOCS,
+        "Interactive API reference",
+        "GET",
+        "Swagger UI over the OpenAPI document (served by this site, works offline).",
+    ),
+    "api-guide": RouteDoc(
+        DOCS,
+        "API guide",
+        "GET",
+        "How to page with meta.hasMore, the plans and the monthly allowance, the headers, and "
+        "the data-use rules.",
     ),
     "startup-profile": RouteDoc(
         PAGES,

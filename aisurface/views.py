@@ -7,6 +7,7 @@ Free monthly allowance (the curated AI set is free to read).
 
 from django.http import HttpRequest, HttpResponse
 from django.views.decorators.http import require_safe
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -14,6 +15,12 @@ from rest_framework.views import APIView
 from aisurface.cache import cached_response
 from aisurface.llms import llms_txt
 from openstartup.errors import NotFound
+from openstartup.openapi import (
+    AI_REQUEST_HEADERS,
+    AI_RESPONSE_HEADERS,
+    AI_TAG,
+    error_responses,
+)
 from startups.renderers import JSONRenderer
 from startups.selectors import ai_startup_get, ai_startup_list
 from startups.serializers import (
@@ -22,10 +29,71 @@ from startups.serializers import (
     AiProfileSerializer,
 )
 
+_ENTRY_EXAMPLE = {
+    "name": "Acme Analytics",
+    "slug": "acme-analytics",
+    "description": "Product analytics for small teams",
+    "category": "Analytics",
+    "website": "https://acme.example",
+    "profile_url": "https://openstartup.example/startups/acme-analytics",
+    "api_url": "https://openstartup.example/api/ai/startups/acme-analytics",
+    "verified": True,
+}
+_DISCOVERY_EXAMPLE = {
+    "source": "OpenStartup",
+    "site": "https://openstartup.example",
+    "updated_at": "2026-11-01T12:00:00.000Z",
+    "count": 1,
+    "startups": [_ENTRY_EXAMPLE],
+}
+_PROFILE_EXAMPLE = {
+    "name": "Acme Analytics",
+    "slug": "acme-analytics",
+    "type": "Organization",
+    "description": "Product analytics for small teams",
+    "website": "https://acme.example",
+    "industry": "Software",
+    "categories": ["Analytics", "SaaS"],
+    "founders": [{"name": "Ada Example", "title": "Founder", "url": "https://x.com/ada"}],
+    "founded_year": 2021,
+    "technologies": ["Django", "PostgreSQL"],
+    "verified": True,
+    "verification_status": "owner_verified",
+    "revenue": {
+        "mrr": 4200,
+        "arr": 50400,
+        "currency": "USD",
+        "verified": True,
+        "source": "stripe",
+    },
+    "updated_at": "2026-11-01T12:00:00.000Z",
+    "source": "OpenStartup",
+    "service_profile": "https://openstartup.example/startups/acme-analytics",
+    "api_url": "https://openstartup.example/api/ai/startups/acme-analytics",
+    "same_as": ["https://acme.example", "https://x.com/acme"],
+    "discovery": "https://openstartup.example/api/ai/discovery",
+}
+_NOT_MODIFIED = OpenApiResponse(description="Not modified: the `If-None-Match` ETag is current.")
+
 
 class AiDiscoveryView(APIView):
     renderer_classes = [JSONRenderer]
 
+    @extend_schema(
+        operation_id="aiDiscovery",
+        summary="AI discovery index",
+        description="The startups with a live AI visibility add-on (a curated, founder-approved "
+        "set). Cached for up to 5 minutes; does not spend the monthly allowance. Invalid filter "
+        "values are ignored, never errors.",
+        tags=[AI_TAG],
+        parameters=[AiDiscoveryFilterSerializer, *AI_REQUEST_HEADERS, *AI_RESPONSE_HEADERS],
+        responses={
+            200: AiDiscoverySerializer,
+            304: _NOT_MODIFIED,
+            **error_responses(400, 401, 405, 500),
+        },
+        examples=[OpenApiExample("An index", value=_DISCOVERY_EXAMPLE, response_only=True)],
+    )
     def get(self, request: Request) -> Response:
         params = AiDiscoveryFilterSerializer(data=request.query_params)
         params.is_valid()
@@ -41,6 +109,24 @@ class AiDiscoveryView(APIView):
 class AiProfileView(APIView):
     renderer_classes = [JSONRenderer]
 
+    @extend_schema(
+        operation_id="aiProfile",
+        summary="AI profile",
+        description="schema.org-style profile of one AI-enabled startup. 404 unless its AI "
+        "visibility add-on is live. Cached for up to 5 minutes; does not spend the allowance.",
+        tags=[AI_TAG],
+        parameters=[
+            OpenApiParameter("slug", str, OpenApiParameter.PATH, description="The startup's slug."),
+            *AI_REQUEST_HEADERS,
+            *AI_RESPONSE_HEADERS,
+        ],
+        responses={
+            200: AiProfileSerializer,
+            304: _NOT_MODIFIED,
+            **error_responses(400, 401, 404, 405, 500),
+        },
+        examples=[OpenApiExample("A profile", value=_PROFILE_EXAMPLE, response_only=True)],
+    )
     def get(self, request: Request, slug: str) -> Response:
         def build() -> dict:
             startup = ai_startup_get(slug=slug)

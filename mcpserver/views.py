@@ -45,6 +45,18 @@ def authenticate_request(request: HttpRequest) -> Any:
     return None if raw is None else api_key_authenticate(raw=raw).account
 
 
+def _json_content_type(request: HttpRequest) -> bool:
+    """JSON (`application/json`, `application/*+json`, any parameters), or no Content-Type.
+
+    Anything else is refused with 415 rather than parsed anyway: a form or text/plain post is
+    what a browser can send cross-site without a CORS preflight.
+    """
+    media = request.META.get("CONTENT_TYPE", "").split(";", 1)[0].strip().lower()
+    return media in ("", "application/json") or (
+        media.startswith("application/") and media.endswith("+json")
+    )
+
+
 def _origin_allowed(request: HttpRequest) -> bool:
     """No Origin (not a browser) or an allow-listed one (MCP_ALLOWED_ORIGINS, SITE_URL)."""
     origin = request.headers.get("Origin")
@@ -75,10 +87,18 @@ def mcp_endpoint(request: HttpRequest) -> HttpResponse:
         body = error_response(None, API_ERROR, error.message, {"code": error.code})
         return _json(body, status=error.status_code, headers=error.headers or None)
 
+    if not _json_content_type(request):
+        body = error_response(
+            None, INVALID_REQUEST, "Send the JSON-RPC message as application/json"
+        )
+        return _json(body, status=415)
     try:
         message = orjson.loads(request.body)
     except RequestDataTooBig:
-        body = error_response(None, INVALID_REQUEST, "Request body too large")
+        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        body = error_response(
+            None, INVALID_REQUEST, f"Request body too large: at most {limit} bytes"
+        )
         return _json(body, status=413)
     except orjson.JSONDecodeError:
         return _json(error_response(None, PARSE_ERROR, "Parse error: invalid JSON"), status=400)

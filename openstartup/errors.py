@@ -5,7 +5,7 @@ below render them. Keys are single words so the camelCase renderer leaves errors
 """
 
 from django.http import HttpRequest, JsonResponse
-from rest_framework import exceptions, status
+from rest_framework import exceptions, serializers, status
 from rest_framework.response import Response
 
 
@@ -42,6 +42,17 @@ class QuotaExceeded(ApiError):
 
 def error_body(code: str, message: str) -> dict:
     return {"error": {"code": code, "message": message}}
+
+
+class ErrorDetailSerializer(serializers.Serializer):
+    code = serializers.CharField(help_text="Stable, machine-readable code, e.g. `not_found`.")
+    message = serializers.CharField(help_text="What went wrong, for people.")
+
+
+class ErrorSerializer(serializers.Serializer):
+    """The declared shape of `error_body` (for the OpenAPI document; never used to render)."""
+
+    error = ErrorDetailSerializer()
 
 
 # DRF's own exceptions, mapped to stable codes.
@@ -84,12 +95,22 @@ def json_error(code: str, message: str, status_code: int) -> JsonResponse:
 
 
 def _is_api(request: HttpRequest) -> bool:
-    return request.path.startswith("/api/")
+    return request.path.startswith("/api/") or request.path == "/llms.txt"
+
+
+def handler400(request: HttpRequest, exception: Exception | None = None):
+    """Requests Django refuses before any view runs (a bad Host header, more query parameters
+    than DATA_UPLOAD_MAX_NUMBER_FIELDS, ...): JSON 400 under /api/, Django's page elsewhere."""
+    if _is_api(request):
+        return json_error("invalid_request", "The request is malformed and was refused.", 400)
+    from django.views.defaults import bad_request
+
+    return bad_request(request, exception)
 
 
 def handler404(request: HttpRequest, exception: Exception | None = None):
     """JSON under /api/, Django's page elsewhere."""
-    if _is_api(request):
+    if request.path.startswith("/api/"):
         return json_error("not_found", f"No route for {request.path}", 404)
     from django.views.defaults import page_not_found
 

@@ -46,11 +46,47 @@ def env_list(name: str, default: list[str]) -> list[str]:
     return [item.strip() for item in raw.split(",") if item.strip()]
 
 
+# "production" is explicit, never guessed from other variables: CI and `make test` run against
+# PostgreSQL without a secret key, and must keep working with no environment at all.
+ENVIRONMENT = os.environ.get("DJANGO_ENV", "development").strip().lower() or "development"
+if ENVIRONMENT not in {"development", "production"}:
+    raise ImproperlyConfigured(f"DJANGO_ENV must be development or production, not {ENVIRONMENT!r}")
+PRODUCTION = ENVIRONMENT == "production"
+
 DEBUG = env_bool("DJANGO_DEBUG", False)
 
 # A clearly-marked development fallback; production sets DJANGO_SECRET_KEY.
 DEV_SECRET_KEY = "django-insecure-development-only-do-not-use-in-production"  # noqa: S105
-SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY") or DEV_SECRET_KEY
+SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", "").strip() or DEV_SECRET_KEY
+
+if PRODUCTION:
+    # Refuse to start rather than sign sessions with a key that is public in this repository.
+    if SECRET_KEY == DEV_SECRET_KEY or SECRET_KEY.startswith("django-insecure"):
+        raise ImproperlyConfigured("DJANGO_ENV=production needs a real DJANGO_SECRET_KEY.")
+    if len(SECRET_KEY) < 50 or len(set(SECRET_KEY)) < 5:
+        raise ImproperlyConfigured(
+            "DJANGO_SECRET_KEY is too weak: use at least 50 random characters."
+        )
+    if DEBUG:
+        raise ImproperlyConfigured("DJANGO_DEBUG must be off when DJANGO_ENV=production.")
+
+# HTTPS behind a TLS-terminating proxy (on by default in production): trust the proxy's
+# X-Forwarded-Proto, redirect plain HTTP, secure cookies and HSTS.
+SECURE = env_bool("DJANGO_SECURE", PRODUCTION)
+if SECURE:
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SECURE_SSL_REDIRECT = env_bool("DJANGO_SECURE_SSL_REDIRECT", True)
+    # Paths (regexes, no leading slash) answered over plain HTTP too, e.g. a load balancer's
+    # health check that cannot speak HTTPS.
+    SECURE_REDIRECT_EXEMPT = env_list("DJANGO_SECURE_REDIRECT_EXEMPT", [])
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+    SECURE_HSTS_SECONDS = env_int("DJANGO_HSTS_SECONDS", 31_536_000)
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("DJANGO_HSTS_INCLUDE_SUBDOMAINS", True)
+    SECURE_HSTS_PRELOAD = env_bool("DJANGO_HSTS_PRELOAD", False)
+# Preload-list submission is the operator's decision (it cannot be undone quickly), so its
+# absence is not a deployment warning unless asked for with DJANGO_HSTS_PRELOAD=1.
+SILENCED_SYSTEM_CHECKS = ["security.W021"]
 
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS", [])
@@ -77,6 +113,8 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "corsheaders",
     "rest_framework",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
     "accounts",
     "startups",
     "apikeys",
@@ -216,6 +254,37 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": [],
     "UNAUTHENTICATED_USER": None,
     "EXCEPTION_HANDLER": "openstartup.errors.api_exception_handler",
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+}
+
+# Bodies larger than this (bytes) are refused: /api/mcp answers 413 with a JSON-RPC error. A
+# JSON-RPC tool call is a few hundred bytes; 1 MiB leaves room without inviting abuse.
+DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DATA_UPLOAD_MAX_MEMORY_SIZE", 1_048_576)
+
+# OpenAPI 3.1 for /api/v1 and /api/ai, generated from the views and serializers that serve
+# them (openstartup/openapi.py). Served at /api/v1/openapi.json, rendered at /docs.
+SPECTACULAR_SETTINGS = {
+    "TITLE": "OpenStartup API",
+    "DESCRIPTION": (
+        "Read-only startup revenue data. `/api/v1` is the full dataset in camelCase; `/api/ai` "
+        "is the curated AI-enabled set in snake_case. Keys are optional: send "
+        "`Authorization: Bearer <key>` or `X-API-Key: <key>`. Guide: /docs/guide"
+    ),
+    "VERSION": "1.0.0",
+    "OAS_VERSION": "3.1.0",
+    "SCHEMA_PATH_PREFIX": r"/api/(v1|ai)",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "COMPONENT_SPLIT_REQUEST": False,
+    "PREPROCESSING_HOOKS": ["openstartup.openapi.only_public_api"],
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "openstartup.openapi.camelize_rest_components",
+        "openstartup.openapi.close_objects",
+    ],
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "SWAGGER_UI_SETTINGS": {"deepLinking": True, "displayRequestDuration": True},
 }
 
 LOGGING = {

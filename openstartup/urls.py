@@ -1,11 +1,15 @@
 from django.contrib import admin
 from django.urls import include, path, re_path
-from django.views.generic import RedirectView
+from django.views.generic import RedirectView, TemplateView
+from drf_spectacular.renderers import OpenApiJsonRenderer2
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from aisurface import views as ai_views
 from mcpserver import views as mcp_views
+from quota.plans import FREE, PRO
 from startups import views as startup_views
 
+handler400 = "openstartup.errors.handler400"
 handler404 = "openstartup.errors.handler404"
 handler500 = "openstartup.errors.handler500"
 
@@ -25,6 +29,27 @@ urlpatterns = [
     # redirects on POST).
     re_path(r"^api/mcp/?$", mcp_views.mcp_endpoint, name="mcp"),
     path("llms.txt", ai_views.llms_txt_view, name="llms-txt"),
+    # The OpenAPI 3.1 document (generated from the views and serializers) and its docs pages.
+    # Public and key-less: a wrong key must not hide the contract.
+    path(
+        "api/v1/openapi.json",
+        SpectacularAPIView.as_view(
+            renderer_classes=[OpenApiJsonRenderer2], authentication_classes=[]
+        ),
+        name="openapi-schema",
+    ),
+    path(
+        "docs/",
+        SpectacularSwaggerView.as_view(url_name="openapi-schema", authentication_classes=[]),
+        name="api-docs",
+    ),
+    path(
+        "docs/guide/",
+        TemplateView.as_view(
+            template_name="docs/guide.html", extra_context={"free": FREE, "pro": PRO}
+        ),
+        name="api-guide",
+    ),
     path("admin/", admin.site.urls),
     path("", include("apikeys.urls")),
     path("", RedirectView.as_view(url="/llms.txt", permanent=False), name="home"),

@@ -89,8 +89,16 @@ def startup_page(*, filters: StartupFilters, offset: int, limit: int) -> Startup
     return StartupPage(startups=startups, total=total)
 
 
+def storable_slug(slug: str) -> bool:
+    """Whether `slug` could be stored at all. PostgreSQL text cannot hold NUL and refuses to
+    even compare it, so such a slug is answered as unknown without asking the database."""
+    return "\x00" not in slug
+
+
 def startup_get(*, slug: str) -> Startup | None:
     """One published startup with everything its detail view shows, or None."""
+    if not storable_slug(slug):
+        return None
     return (
         published_startups()
         .select_related("verification", "owner")
@@ -171,6 +179,8 @@ def ai_startup_list(
 
 def ai_startup_get(*, slug: str) -> Startup | None:
     """One AI-enabled startup with everything its AI profile shows, or None."""
+    if not storable_slug(slug):
+        return None
     return (
         ai_enabled_startups()
         .select_related("owner", "verification")

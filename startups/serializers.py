@@ -1,6 +1,11 @@
 """snake_case shapes of the dataset; REST camelCases them, the AI surface uses them as is.
 
 Every documented key is always present: unknown values are None, never omitted.
+
+Output serializers render with hand-written `to_representation` (the hot path stays a dict
+literal) and *declare* the same fields, with their nullability, for the OpenAPI document. The
+declarations are never used to render; tests/test_openapi.py checks that both agree and every
+API response the test suite gets is validated against the generated document.
 """
 
 import math
@@ -12,6 +17,7 @@ from django.urls import reverse
 from rest_framework import serializers
 
 from openstartup.formats import iso_month, iso_timestamp, site_url
+from quota.plans import FREE, PRO
 from startups.models import Startup, Verification
 from startups.selectors import DEFAULT_SORT, SORT_ORDERS, StartupFilters
 
@@ -22,7 +28,17 @@ MAX_TEXT = 200
 
 
 class LenientField(serializers.Field):
-    """A query parameter that never fails validation: garbage becomes `None` (the default)."""
+    """A query parameter that never fails validation: garbage becomes `None` (the default).
+
+    `openapi` holds what the OpenAPI document says about the parameter (type, default, range);
+    it documents the rule, the parser below applies it leniently.
+    """
+
+    openapi: dict[str, Any] = {"type": "string"}
+
+    def __init__(self, *, openapi: dict[str, Any] | None = None, **kwargs: Any):
+        self.openapi = {**self.openapi, **(openapi or {})}
+        super().__init__(**kwargs)
 
     def to_internal_value(self, data: Any) -> Any:
         try:
@@ -35,12 +51,16 @@ class LenientField(serializers.Field):
 
 
 class LenientInteger(LenientField):
+    openapi = {"type": "integer"}
+
     def parse(self, raw: str) -> int | None:
         return int(raw) if raw else None
 
 
 class LenientMoney(LenientField):
     """A whole-dollar bound; decimals are accepted, NaN and infinities ignored."""
+
+    openapi = {"type": "number"}
 
     def __init__(self, *, rounding: str, **kwargs: Any):
         self.rounding = rounding
@@ -55,6 +75,8 @@ class LenientMoney(LenientField):
 
 
 class LenientBoolean(LenientField):
+    openapi = {"type": "boolean"}
+
     def parse(self, raw: str) -> bool | None:
         return {"true": True, "false": False}.get(raw.lower())
 
@@ -63,6 +85,7 @@ class LenientChoice(LenientField):
     def __init__(self, *, choices: list[str], **kwargs: Any):
         self.choices = choices
         super().__init__(**kwargs)
+        self.openapi = {"type": "string", "enum": list(choices), **self.openapi}
 
     def parse(self, raw: str) -> str | None:
         return raw if raw in self.choices else None
@@ -78,14 +101,56 @@ class LenientText(LenientField):
 class StartupFilterSerializer(serializers.Serializer):
     """Query parameters of GET /api/v1/startups. Invalid values are ignored, never errors."""
 
-    page = LenientInteger(required=False)
-    limit = LenientInteger(required=False)
-    sort = LenientChoice(choices=list(SORT_ORDERS), required=False)
-    q = LenientText(required=False)
-    category = LenientText(required=False)
-    onSale = LenientBoolean(required=False, source="on_sale")  # noqa: N815 - the wire name
-    minMrr = LenientMoney(rounding="up", required=False, source="min_mrr")  # noqa: N815
-    maxMrr = LenientMoney(rounding="down", required=False, source="max_mrr")  # noqa: N815
+    page = LenientInteger(
+        required=False,
+        openapi={"default": 1, "minimum": 1, "maximum": MAX_PAGE},
+        help_text="Page number, from 1. Below 1 or not a number means 1; past the end gives an "
+        "empty `data` with `hasMore: false`.",
+    )
+    limit = LenientInteger(
+        required=False,
+        openapi={"default": FREE.default_limit, "minimum": 1, "maximum": PRO.max_limit},
+        help_text=f"Results per page: 1 to the plan maximum ({FREE.max_limit} Free, "
+        f"{PRO.max_limit} Pro). Values out of range are clamped, never refused; when lowered, "
+        "`meta.notice` says so. Not a number means the default.",
+    )
+    sort = LenientChoice(
+        choices=list(SORT_ORDERS),
+        required=False,
+        openapi={"default": DEFAULT_SORT},
+        help_text="Order. Startups without MRR sort last; an unknown value means the default.",
+    )
+    q = LenientText(
+        required=False,
+        openapi={"maxLength": MAX_TEXT},
+        help_text="Search text matched against name, category and description (case-insensitive; "
+        f"cut to {MAX_TEXT} characters; `%`, `_` and `\\` match literally).",
+    )
+    category = LenientText(
+        required=False,
+        openapi={"maxLength": MAX_TEXT},
+        help_text="Partial, case-insensitive category match.",
+    )
+    onSale = LenientBoolean(  # noqa: N815 - the wire name
+        required=False,
+        source="on_sale",
+        help_text="`true`: only startups listed for acquisition; `false`: only those not listed; "
+        "omitted or any other value: all.",
+    )
+    minMrr = LenientMoney(  # noqa: N815
+        rounding="up",
+        required=False,
+        source="min_mrr",
+        help_text="Minimum MRR in USD, inclusive (decimals round up; not a finite number: "
+        "ignored).",
+    )
+    maxMrr = LenientMoney(  # noqa: N815
+        rounding="down",
+        required=False,
+        source="max_mrr",
+        help_text="Maximum MRR in USD, inclusive (decimals round down; not a finite number: "
+        "ignored).",
+    )
 
     def filters(self) -> StartupFilters:
         data = self.validated_data
@@ -115,7 +180,42 @@ def verification_of(startup: Startup) -> Verification | None:
     return getattr(startup, "verification", None)
 
 
+# Declarations of the output shapes (see the module docstring). Helpers keep them short.
+def _text(**kwargs: Any) -> serializers.CharField:
+    """A string; `null=True` when the value may be null."""
+    return serializers.CharField(allow_null=kwargs.pop("null", False), **kwargs)
+
+
+def _whole(**kwargs: Any) -> serializers.IntegerField:
+    """A whole number (dollars, counts, years); `null=True` when the value may be null."""
+    return serializers.IntegerField(allow_null=kwargs.pop("null", False), **kwargs)
+
+
+def _timestamp(**kwargs: Any) -> serializers.DateTimeField:
+    return serializers.DateTimeField(allow_null=kwargs.pop("null", False), **kwargs)
+
+
+class ListRevenueSerializer(serializers.Serializer):
+    mrr = _whole(null=True, help_text="MRR in USD.")
+    arr = _whole(null=True, help_text="ARR in USD.")
+
+
 class StartupListSerializer(serializers.Serializer):
+    name = _text()
+    slug = _text(help_text="Stable identifier used in the single-startup path.")
+    icon = _text(null=True, help_text="Logo URL.")
+    description = _text(null=True)
+    website = _text(null=True)
+    category = _text(null=True, help_text="Primary category.")
+    founder_name = _text(null=True, help_text="A founder's name, when known.")
+    revenue = ListRevenueSerializer()
+    on_sale = serializers.BooleanField(help_text="Listed for acquisition on the marketplace.")
+    rank = _whole(
+        null=True,
+        help_text="Position by MRR within the filtered result set (1 is highest); null without "
+        "MRR.",
+    )
+
     def to_representation(self, startup: Startup) -> dict:
         return {
             "name": startup.name,
@@ -131,7 +231,26 @@ class StartupListSerializer(serializers.Serializer):
         }
 
 
+class MonthlyRevenueSerializer(serializers.Serializer):
+    month = serializers.RegexField(r"^[0-9]{4}-[0-9]{2}$", help_text="YYYY-MM")
+    gross = _whole()
+    refunds = _whole()
+    net = _whole(help_text="gross - refunds (fees are not subtracted).")
+
+
 class VerificationSerializer(serializers.Serializer):
+    provider = _text(help_text="Payment provider the numbers come from.")
+    level = _text(help_text="Verification level, e.g. `verified`.")
+    verified_at = _timestamp()
+    currency = _text()
+    mrr = _whole(null=True, help_text="Null when the provider has no subscription data.")
+    arr = _whole(null=True)
+    total_revenue = _whole()
+    last_30_days = _whole(help_text="Revenue over the last 30 days.")
+    customers = _whole()
+    history_months = _whole(help_text="Months of history (rows in `monthly`).")
+    monthly = MonthlyRevenueSerializer(many=True)
+
     def to_representation(self, verification: Verification) -> dict:
         monthly = list(verification.monthly.all())
         return {
@@ -157,7 +276,47 @@ class VerificationSerializer(serializers.Serializer):
         }
 
 
+class FounderSerializer(serializers.Serializer):
+    name = _text()
+    title = _text(null=True)
+    twitter = _text(null=True)
+    linkedin = _text(null=True)
+
+
+class SocialSerializer(serializers.Serializer):
+    platform = _text()
+    url = _text()
+
+
+class DetailRevenueSerializer(ListRevenueSerializer):
+    currency = _text(help_text="Currency code of the revenue figures.")
+    verified = serializers.BooleanField(
+        help_text="True when the numbers come from a connected payment provider."
+    )
+
+
 class StartupDetailSerializer(serializers.Serializer):
+    name = _text()
+    slug = _text()
+    icon = _text(null=True)
+    description = _text(null=True)
+    website = _text(null=True)
+    category = _text(null=True)
+    business_type = _text(null=True, help_text="For example B2B or B2C.")
+    founded = _whole(null=True, help_text="Year founded.")
+    country = _text(null=True)
+    team_size = _text(null=True)
+    founders = FounderSerializer(many=True)
+    technologies = serializers.ListField(child=_text())
+    socials = SocialSerializer(many=True)
+    revenue = DetailRevenueSerializer()
+    verification = VerificationSerializer(
+        allow_null=True, help_text="Null for self-reported startups."
+    )
+    on_sale = serializers.BooleanField()
+    asking_price = _whole(null=True, help_text="USD, when listed for sale.")
+    profile_url = _text(help_text="Public profile page; credit it where the data is shown.")
+
     def to_representation(self, startup: Startup) -> dict:
         verification = verification_of(startup)
         return {
@@ -199,12 +358,59 @@ class StartupDetailSerializer(serializers.Serializer):
         }
 
 
+class QuotaMetaSerializer(serializers.Serializer):
+    limit = _whole(help_text="Records included this month.")
+    used = _whole()
+    remaining = _whole()
+    resets_at = _timestamp(help_text="1st of next month, 00:00 UTC.")
+
+
+class StartupPageMetaSerializer(serializers.Serializer):
+    total = _whole(help_text="Matching startups across all pages.")
+    page = _whole()
+    limit = _whole(help_text="Results per page actually applied.")
+    has_more = serializers.BooleanField(help_text="True while more pages follow.")
+    plan = serializers.ChoiceField(choices=[FREE.name, PRO.name])
+    max_limit = _whole(help_text="Most records one request can return on the plan.")
+    quota = QuotaMetaSerializer(required=False, help_text="Free plan only.")
+    notice = _text(
+        required=False,
+        help_text="Only when `limit` was lowered to the plan maximum or to the records left.",
+    )
+
+
+class StartupPageSerializer(serializers.Serializer):
+    """GET /api/v1/startups: `{data, meta}` (declared for the OpenAPI document)."""
+
+    data = StartupListSerializer(many=True)
+    meta = StartupPageMetaSerializer()
+
+
+class StartupEnvelopeSerializer(serializers.Serializer):
+    """GET /api/v1/startups/{slug}: `{data}` (declared for the OpenAPI document)."""
+
+    data = StartupDetailSerializer()
+
+
 class AiDiscoveryFilterSerializer(serializers.Serializer):
     """Query parameters of GET /api/ai/discovery. Invalid values are ignored, never errors."""
 
-    category = LenientText(required=False)
-    industry = LenientText(required=False)
-    verified = LenientBoolean(required=False)
+    category = LenientText(
+        required=False,
+        openapi={"maxLength": MAX_TEXT},
+        help_text='Slug-style category word: `developer-tools` matches "Developer Tools"; also '
+        "matches secondary categories.",
+    )
+    industry = LenientText(
+        required=False,
+        openapi={"maxLength": MAX_TEXT},
+        help_text="Slug-style industry word.",
+    )
+    verified = LenientBoolean(
+        required=False,
+        help_text="`true`: only startups whose owner account is verified; `false`: only those "
+        "whose owner is not; any other value is ignored.",
+    )
 
     def filters(self) -> dict[str, Any]:
         data = self.validated_data
@@ -245,6 +451,15 @@ def revenue_source(startup: Startup) -> str:
 class AiDiscoveryEntrySerializer(serializers.Serializer):
     """One entry of the AI discovery index."""
 
+    name = _text()
+    slug = _text()
+    description = _text(null=True)
+    category = _text(null=True)
+    website = _text(null=True)
+    profile_url = _text()
+    api_url = _text(help_text="Address of the AI profile.")
+    verified = serializers.BooleanField(help_text="The owner account is verified.")
+
     def to_representation(self, startup: Startup) -> dict:
         request = self.context.get("request")
         return {
@@ -261,6 +476,9 @@ class AiDiscoveryEntrySerializer(serializers.Serializer):
 
 class AiMatchSerializer(AiDiscoveryEntrySerializer):
     """A compact MCP search match: the discovery entry plus industry and headline revenue."""
+
+    industry = _text(null=True)
+    revenue = DetailRevenueSerializer()
 
     def to_representation(self, startup: Startup) -> dict:
         return {
@@ -284,8 +502,44 @@ def _categories(startup: Startup) -> list[str]:
     return list(seen)
 
 
+class AiFounderSerializer(serializers.Serializer):
+    name = _text()
+    title = _text(null=True)
+    url = _text(null=True)
+
+
+class AiRevenueSerializer(serializers.Serializer):
+    mrr = _whole(null=True)
+    arr = _whole(null=True)
+    currency = _text()
+    verified = serializers.BooleanField()
+    source = _text(
+        help_text=f"The payment provider, `{SELF_REPORTED}` or `{PUBLIC_SOURCES}` (unclaimed)."
+    )
+
+
 class AiProfileSerializer(serializers.Serializer):
     """The schema.org-style AI profile of one AI-enabled startup."""
+
+    name = _text()
+    slug = _text()
+    type = serializers.ChoiceField(choices=[AI_PROFILE_TYPE], help_text="schema.org type.")
+    description = _text(null=True)
+    website = _text(null=True)
+    industry = _text(null=True)
+    categories = serializers.ListField(child=_text())
+    founders = AiFounderSerializer(many=True)
+    founded_year = _whole(null=True)
+    technologies = serializers.ListField(child=_text())
+    verified = serializers.BooleanField()
+    verification_status = serializers.ChoiceField(choices=[OWNER_VERIFIED, UNVERIFIED])
+    revenue = AiRevenueSerializer()
+    updated_at = _timestamp()
+    source = _text(help_text="Name of the publishing service.")
+    service_profile = _text(help_text="Public profile page.")
+    api_url = _text(help_text="Address of this profile.")
+    same_as = serializers.ListField(child=_text(), help_text="Links for entity matching.")
+    discovery = _text(help_text="Address of the discovery index.")
 
     def to_representation(self, startup: Startup) -> dict:
         request = self.context.get("request")
@@ -330,6 +584,12 @@ class AiProfileSerializer(serializers.Serializer):
 
 class AiDiscoverySerializer(serializers.Serializer):
     """The AI discovery index over a list of AI-enabled startups."""
+
+    source = _text(help_text="Name of the publishing service.")
+    site = _text()
+    updated_at = _timestamp(null=True, help_text="Null when the index is empty.")
+    count = _whole(help_text="Number of entries in `startups`.")
+    startups = AiDiscoveryEntrySerializer(many=True)
 
     def to_representation(self, startups: list[Startup]) -> dict:
         request = self.context.get("request")

@@ -1,11 +1,13 @@
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from openstartup.errors import NotFound
 from openstartup.formats import iso_timestamp
+from openstartup.openapi import REST_RESPONSE_HEADERS, REST_TAG, RETRY_AFTER, error_responses
 from quota.callers import request_caller
 from quota.headers import QuotaHeadersMixin, quota_meta, request_status
 from quota.plans import apply_limit, remaining_notice
@@ -14,15 +16,98 @@ from startups.renderers import CamelCaseJSONRenderer
 from startups.selectors import startup_get, startup_page
 from startups.serializers import (
     StartupDetailSerializer,
+    StartupEnvelopeSerializer,
     StartupFilterSerializer,
     StartupListSerializer,
+    StartupPageSerializer,
     profile_url,
 )
+
+_LIST_EXAMPLE = {
+    "data": [
+        {
+            "name": "Acme Analytics",
+            "slug": "acme-analytics",
+            "icon": None,
+            "description": "Product analytics for small teams",
+            "website": "https://acme.example",
+            "category": "Analytics",
+            "founder_name": "Ada Example",
+            "revenue": {"mrr": 4200, "arr": 50400},
+            "on_sale": False,
+            "rank": 1,
+        }
+    ],
+    "meta": {
+        "total": 1,
+        "page": 1,
+        "limit": 10,
+        "has_more": False,
+        "plan": "Free",
+        "max_limit": 10,
+        "quota": {
+            "limit": 100,
+            "used": 1,
+            "remaining": 99,
+            "resets_at": "2026-12-01T00:00:00.000Z",
+        },
+    },
+}
+_DETAIL_EXAMPLE = {
+    "data": {
+        "name": "Acme Analytics",
+        "slug": "acme-analytics",
+        "icon": None,
+        "description": "Product analytics for small teams",
+        "website": "https://acme.example",
+        "category": "Analytics",
+        "business_type": "B2B",
+        "founded": 2021,
+        "country": "Germany",
+        "team_size": "2-5",
+        "founders": [
+            {"name": "Ada Example", "title": "Founder", "twitter": None, "linkedin": None}
+        ],
+        "technologies": ["Django", "PostgreSQL"],
+        "socials": [{"platform": "x", "url": "https://x.com/acme"}],
+        "revenue": {"mrr": 4200, "arr": 50400, "currency": "USD", "verified": True},
+        "verification": {
+            "provider": "stripe",
+            "level": "verified",
+            "verified_at": "2026-11-01T00:00:00.000Z",
+            "currency": "USD",
+            "mrr": 4200,
+            "arr": 50400,
+            "total_revenue": 61000,
+            "last_30_days": 4300,
+            "customers": 87,
+            "history_months": 1,
+            "monthly": [{"month": "2026-10", "gross": 4400, "refunds": 100, "net": 4300}],
+        },
+        "on_sale": False,
+        "asking_price": None,
+        "profile_url": "https://openstartup.example/startups/acme-analytics",
+    }
+}
 
 
 class StartupListView(QuotaHeadersMixin, APIView):
     renderer_classes = [CamelCaseJSONRenderer]
 
+    @extend_schema(
+        operation_id="listStartups",
+        summary="List startups",
+        description="Paginated list of the full dataset. Invalid query parameters are never "
+        "errors. Each startup returned counts as one record against the Free monthly "
+        "allowance; page by incrementing `page` until `meta.hasMore` is false.",
+        tags=[REST_TAG],
+        parameters=[StartupFilterSerializer, *REST_RESPONSE_HEADERS, RETRY_AFTER],
+        responses={
+            200: StartupPageSerializer,
+            **error_responses(400, 401, 405, 429, 500),
+        },
+        examples=[OpenApiExample("A page", value=_LIST_EXAMPLE, response_only=True)],
+    )
     def get(self, request: Request) -> Response:
         params = StartupFilterSerializer(data=request.query_params)
         params.is_valid()
@@ -59,6 +144,24 @@ class StartupListView(QuotaHeadersMixin, APIView):
 class StartupDetailView(QuotaHeadersMixin, APIView):
     renderer_classes = [CamelCaseJSONRenderer]
 
+    @extend_schema(
+        operation_id="getStartup",
+        summary="One startup",
+        description="The full profile of one startup; `verification` is filled only when the "
+        "founder connected a payment provider. A successful call counts as one record against "
+        "the Free monthly allowance; a 404 costs nothing.",
+        tags=[REST_TAG],
+        parameters=[
+            OpenApiParameter("slug", str, OpenApiParameter.PATH, description="The startup's slug."),
+            *REST_RESPONSE_HEADERS,
+            RETRY_AFTER,
+        ],
+        responses={
+            200: StartupEnvelopeSerializer,
+            **error_responses(400, 401, 404, 405, 429, 500),
+        },
+        examples=[OpenApiExample("A verified startup", value=_DETAIL_EXAMPLE, response_only=True)],
+    )
     def get(self, request: Request, slug: str) -> Response:
         startup = startup_get(slug=slug)
         if startup is None:  # checked first: a 404 spends nothing

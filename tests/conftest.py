@@ -1,8 +1,32 @@
 import pytest
 from django.core.cache import cache
+from django.core.handlers.base import BaseHandler
 from rest_framework.test import APIClient
 
+from tests.contract import violations_of
 from tests.factories import make_api_key
+
+
+@pytest.fixture(autouse=True)
+def _responses_follow_the_openapi_document(monkeypatch):
+    """Every /api/v1 and /api/ai response of every test is checked against the OpenAPI
+    document; a response it does not describe fails the test that got it.
+
+    BaseHandler.get_response serves both the test client and the live server, so the check
+    sees every request made in this process. Violations are collected (a live server's
+    thread cannot fail the test itself) and reported when the test ends.
+    """
+    violations: list[str] = []
+    original = BaseHandler.get_response
+
+    def get_response(handler, request):
+        response = original(handler, request)
+        violations.extend(violations_of(request, response))
+        return response
+
+    monkeypatch.setattr(BaseHandler, "get_response", get_response)
+    yield
+    assert not violations, "Responses that break the OpenAPI contract:\n" + "\n".join(violations)
 
 
 @pytest.fixture(autouse=True)

@@ -95,3 +95,28 @@ def test_a_founder_signs_up_creates_uses_and_revokes_a_key_in_chromium(live_serv
     refused = api_get(base, raw)
     assert refused.status_code == 401
     assert refused.json()["error"]["code"] == "invalid_api_key"
+
+
+def test_the_api_docs_render_in_chromium_with_no_request_leaving_the_machine(live_server, page):
+    base = live_server.url
+    requested: list[str] = []
+    page.on("request", lambda request: requested.append(request.url))
+
+    page.goto(f"{base}/docs/")
+    page.wait_for_selector(".opblock-summary-path")
+    paths = {
+        text.strip().replace("\u200b", "")
+        for text in page.locator(".opblock-summary-path").all_text_contents()
+    }
+    assert paths == {
+        "/api/v1/startups",
+        "/api/v1/startups/{slug}",
+        "/api/ai/discovery",
+        "/api/ai/startups/{slug}",
+    }
+    assert page.locator(".btn.authorize").count() == 1  # both key headers as security schemes
+
+    assert requested
+    assert f"{base}/api/v1/openapi.json" in requested
+    offsite = [url for url in requested if not url.startswith((base, "data:", "blob:"))]
+    assert not offsite, f"/docs fetched from elsewhere: {offsite}"

@@ -1,10 +1,15 @@
 """Settings read the environment strictly and work with none at all."""
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
-from openstartup.settings import env_bool, env_int, env_list
+from openstartup.settings import DEV_SECRET_KEY, env_bool, env_int, env_list
 
 
 def test_env_bool_accepts_clear_values_and_refuses_ambiguous_ones(monkeypatch):
@@ -31,3 +36,81 @@ def test_env_int_and_env_list(monkeypatch):
 
 def test_debug_is_off_unless_asked_for():
     assert settings.DEBUG is False
+
+
+# --- production mode, checked the way an operator runs it: a fresh process per environment ---
+
+MANAGE = Path(__file__).resolve().parent.parent / "manage.py"
+STRONG_KEY = "k3Jx9-production-secret-" + "abcdefghijklmnopqrstuvwxyz0123456789"
+FERNET_KEY = "1WWtRUSsmmYYrjzBh6ZrS8uXL6W2hOjn4b9n6xlwFO8="  # a test key, not used anywhere real
+
+
+def manage(*args: str, **env: str) -> subprocess.CompletedProcess:
+    """Run manage.py with only `env` set on top of a clean environment (no DJANGO_* leaks)."""
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "PROVIDER_"))}
+    return subprocess.run(
+        [sys.executable, str(MANAGE), *args],
+        env={**clean, **env},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+PRODUCTION = {
+    "DJANGO_ENV": "production",
+    "DJANGO_SECRET_KEY": STRONG_KEY,
+    "DJANGO_ALLOWED_HOSTS": "api.example.com",
+    "PROVIDER_KEY_ENCRYPTION_KEYS": FERNET_KEY,
+}
+
+
+def test_check_deploy_passes_in_production_settings():
+    result = manage("check", "--deploy", "--fail-level", "WARNING", **PRODUCTION)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "no issues" in result.stdout
+
+
+def test_production_serves_https_only_with_secure_cookies_and_hsts():
+    code = (
+        "from django.conf import settings as s; print(s.SECURE_PROXY_SSL_HEADER, "
+        "s.SECURE_SSL_REDIRECT, s.SESSION_COOKIE_SECURE, s.CSRF_COOKIE_SECURE, "
+        "s.SECURE_HSTS_SECONDS, s.SECURE_HSTS_INCLUDE_SUBDOMAINS, s.DEBUG)"
+    )
+    result = manage("shell", "--no-imports", "-c", code, **PRODUCTION)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == [
+        "('HTTP_X_FORWARDED_PROTO',",
+        "'https')",
+        "True",
+        "True",
+        "True",
+        "31536000",
+        "True",
+        "False",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        ({"DJANGO_SECRET_KEY": ""}, "needs a real DJANGO_SECRET_KEY"),
+        ({"DJANGO_SECRET_KEY": DEV_SECRET_KEY}, "needs a real DJANGO_SECRET_KEY"),
+        ({"DJANGO_SECRET_KEY": "django-insecure-" + "x" * 60}, "needs a real DJANGO_SECRET_KEY"),
+        ({"DJANGO_SECRET_KEY": "short"}, "too weak"),
+        ({"DJANGO_DEBUG": "1"}, "DJANGO_DEBUG must be off"),
+        ({"DJANGO_ENV": "prod"}, "DJANGO_ENV must be development or production"),
+    ],
+)
+def test_production_refuses_to_start_with_development_settings(override, message):
+    result = manage("check", **{**PRODUCTION, **override})
+    assert result.returncode != 0
+    assert message in result.stderr
+
+
+def test_with_no_environment_the_development_defaults_still_start():
+    result = manage("check")
+    assert result.returncode == 0, result.stderr
+    insecure = manage("check", "--deploy")
+    assert insecure.returncode == 0  # warnings only: development is allowed to be insecure
+    assert "security.W009" in insecure.stdout + insecure.stderr
