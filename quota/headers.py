@@ -82,7 +82,12 @@ class QuotaHeadersMiddleware:
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         response = self.get_response(request)
-        if request.path.startswith("/api/v1/") and PLAN_HEADER not in response:
+        # A 503 means the database is down: the plan cannot be looked up, so none is claimed.
+        if (
+            request.path.startswith("/api/v1/")
+            and PLAN_HEADER not in response
+            and response.status_code != 503
+        ):
             stamp(response, status_of(caller=self._caller(request)))
         return response
 
