@@ -62,6 +62,9 @@ SERVICE_NAME = "OpenStartup"
 
 # /api/ai answers are cached (shared, never per caller) for this long; also their max-age.
 AI_CACHE_SECONDS = env_int("AI_CACHE_SECONDS", 300)
+# The list's exact total, which startups make up a page and their ranks are kept in the shared
+# cache this long per filter set and page (rows are always read fresh); 0 turns it off.
+LIST_CACHE_SECONDS = env_int("LIST_CACHE_SECONDS", 30)
 # Browser origins allowed to call /api/mcp (besides the site itself); others get 403.
 MCP_ALLOWED_ORIGINS = [o.rstrip("/") for o in env_list("MCP_ALLOWED_ORIGINS", [])]
 MCP_SERVER_NAME = "openstartup"
