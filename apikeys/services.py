@@ -5,13 +5,14 @@ from datetime import datetime, timedelta
 from typing import Literal
 
 from django.db import transaction
+from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
 from accounts.models import User
 from apikeys import keys
 from apikeys.models import ApiKey, Subscription
 from openstartup.errors import InvalidApiKey
-from quota.plans import FREE, PRO, PlanLimits
+from quota.plans import PlanLimits, plan_for
 
 # last_used_at is shown with minute precision; writing it at most once a minute keeps the
 # hot path to a read for busy keys.
@@ -77,12 +78,19 @@ def api_key_revoke_raw(*, raw: str, now: datetime | None = None) -> ApiKey | Non
 
 
 def account_plan(*, account_id: int, now: datetime | None = None) -> PlanLimits:
-    """Pro while the account has a subscription whose period has not ended, else Free."""
+    """Pro while the account has a subscription whose period has not ended, else Free (with
+    the account's allowance override, if an operator set one). One query."""
     now = now or timezone.now()
     active = Subscription.objects.filter(
-        account_id=account_id, plan=Subscription.Plan.PRO, current_period_end__gt=now
-    ).exists()
-    return PRO if active else FREE
+        account_id=OuterRef("pk"), plan=Subscription.Plan.PRO, current_period_end__gt=now
+    )
+    pro, override = (
+        User.objects.filter(pk=account_id)
+        .annotate(pro=Exists(active))
+        .values_list("pro", "monthly_allowance_override")
+        .first()
+    ) or (False, None)
+    return plan_for(pro=pro, allowance_override=override)
 
 
 def pro_until(*, account: User, now: datetime | None = None) -> datetime | None:
@@ -108,3 +116,9 @@ def subscription_set(*, account: User, plan: PlanChoice, now: datetime | None = 
         Subscription.objects.create(account=account, current_period_end=now + PRO_PERIOD)
     elif plan == "lapsed":
         Subscription.objects.create(account=account, current_period_end=now - timedelta(days=1))
+
+
+def account_allowance_set(*, account: User, allowance: int | None) -> None:
+    """Set (or with None clear) the account's monthly allowance override (operators only)."""
+    account.monthly_allowance_override = allowance
+    User.objects.filter(pk=account.pk).update(monthly_allowance_override=allowance)

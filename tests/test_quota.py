@@ -269,3 +269,23 @@ def test_clearing_the_cache_does_not_reset_the_allowance(api_client, api_key, st
     api_client.get(LIST, **bearer(raw))
     cache.clear()
     assert api_client.get(LIST, **bearer(raw))["X-Service-Quota-Remaining"] == "80"
+
+
+def test_an_operator_allowance_override_replaces_the_free_allowance(api_client, startups):
+    api_key, raw = make_api_key()
+    api_key.account.monthly_allowance_override = 1000
+    api_key.account.save()
+    response = api_client.get(LIST, **bearer(raw))
+    assert response["X-Service-Quota-Limit"] == "1000"
+    assert response["X-Service-Quota-Remaining"] == "990"
+    assert response.json()["meta"]["quota"]["limit"] == 1000
+
+
+def test_an_allowance_override_leaves_pro_uncapped(api_client, startups):
+    api_key, raw = make_api_key()
+    make_subscription(account=api_key.account)
+    api_key.account.monthly_allowance_override = 5
+    api_key.account.save()
+    response = api_client.get(LIST, **bearer(raw))
+    assert response["X-Service-Plan"] == "Pro"
+    assert "X-Service-Quota-Limit" not in response
