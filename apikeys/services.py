@@ -38,7 +38,8 @@ def api_key_create(*, account: User, name: str = "") -> CreatedKey:
 
 
 def api_key_authenticate(*, raw: str, now: datetime | None = None) -> ApiKey:
-    """Return the active key (with `.account` loaded) that `raw` is, or raise InvalidApiKey.
+    """Return the active key (with `.account` and the account's `.plan` loaded) that `raw` is,
+    or raise InvalidApiKey.
 
     `raw` is the key exactly as the client sent it (no scheme, surrounding whitespace
     stripped). Malformed, unknown, revoked keys and keys of deactivated accounts all raise
@@ -47,14 +48,19 @@ def api_key_authenticate(*, raw: str, now: datetime | None = None) -> ApiKey:
     """
     if not keys.is_well_formed(raw):
         raise InvalidApiKey()
+    now = now or timezone.now()
+    # The account's plan comes in the same query (the hot path of every keyed request).
     api_key = (
         ApiKey.objects.select_related("account")
+        .annotate(account_pro=Exists(_active_pro(account=OuterRef("account_id"), now=now)))
         .filter(digest=keys.digest(raw), revoked_at__isnull=True, account__is_active=True)
         .first()
     )
     if api_key is None:
         raise InvalidApiKey()
-    now = now or timezone.now()
+    api_key.plan = plan_for(
+        pro=api_key.account_pro, allowance_override=api_key.account.monthly_allowance_override
+    )
     if api_key.last_used_at is None or now - api_key.last_used_at >= LAST_USED_RESOLUTION:
         ApiKey.objects.filter(pk=api_key.pk).update(last_used_at=now)
         api_key.last_used_at = now
@@ -77,16 +83,20 @@ def api_key_revoke_raw(*, raw: str, now: datetime | None = None) -> ApiKey | Non
     return None if api_key is None else api_key_revoke(api_key=api_key, now=now)
 
 
+def _active_pro(*, account, now: datetime):
+    """The account's Pro subscriptions whose period has not ended (for Exists)."""
+    return Subscription.objects.filter(
+        account_id=account, plan=Subscription.Plan.PRO, current_period_end__gt=now
+    )
+
+
 def account_plan(*, account_id: int, now: datetime | None = None) -> PlanLimits:
     """Pro while the account has a subscription whose period has not ended, else Free (with
     the account's allowance override, if an operator set one). One query."""
     now = now or timezone.now()
-    active = Subscription.objects.filter(
-        account_id=OuterRef("pk"), plan=Subscription.Plan.PRO, current_period_end__gt=now
-    )
     pro, override = (
         User.objects.filter(pk=account_id)
-        .annotate(pro=Exists(active))
+        .annotate(pro=Exists(_active_pro(account=OuterRef("pk"), now=now)))
         .values_list("pro", "monthly_allowance_override")
         .first()
     ) or (False, None)

@@ -247,15 +247,15 @@ def test_a_bad_trusted_proxies_entry_fails_the_system_check():
     assert [error.id for error in check_trusted_proxies()] == ["quota.E001"]
 
 
-def test_a_metered_list_costs_six_queries_with_a_key_and_four_without(
+def test_a_metered_list_costs_five_queries_with_a_key_and_four_without(
     api_client, api_key, startups, django_assert_num_queries
 ):
     _, raw = api_key
     api_client.get(LIST, **bearer(raw))  # first use: creates the month row, stamps last_used
     api_client.get(LIST)
     cache.clear()  # the list cache (total, page, ranks) starts cold
-    # key, plan, reserve, count, page, status read
-    with django_assert_num_queries(6):
+    # key with its account's plan, reserve, count, page, status read
+    with django_assert_num_queries(5):
         api_client.get(LIST, **bearer(raw))
     # reserve, page rows by id (total and page from the list cache), status read
     with django_assert_num_queries(3):
