@@ -12,6 +12,10 @@ from startups.models import Founder, MonthlyRevenue, Social, Startup, Verificati
 
 SEED = 20261122
 DEMO_OWNER_PREFIX = "demo-founder-"
+# The AI add-on is a curated, founder-approved set: every 12th of the first 1,200 startups (about
+# 75 once unclaimed ones are skipped), however large the dataset, as in real life; /api/ai and
+# MCP serve that set whole.
+AI_ADDON_SPAN = 1200
 
 PREFIXES = [
     "Acme",
@@ -291,7 +295,8 @@ def build_demo(count: int, *, today: date | None = None) -> DemoRows:
             on_sale=on_sale,
             asking_price=None if not on_sale or mrr is None else mrr * rng.randint(24, 48),
             owner_id=None if kind == "unclaimed" else owner_ids[index % len(owner_ids)],
-            ai_addon_active=kind != "unclaimed" and (index % 12 == 0 or index < 2),
+            ai_addon_active=kind != "unclaimed"
+            and (index % 12 == 0 and index < AI_ADDON_SPAN or index < 2),
             ai_addon_expires_at=now + timedelta(days=30) if index % 24 == 0 else None,
             is_published=True,
             currency="USD",
