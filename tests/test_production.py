@@ -404,6 +404,21 @@ def test_postgresql_going_away_gives_503_and_service_resumes_without_a_restart()
             assert body["data"][0]["name"] == "Survivor"
     finally:
         proxy.stop()
+        _wait_for_other_sessions_to_end()
+
+
+def _wait_for_other_sessions_to_end() -> None:
+    """The backends that served the proxied connections exit a moment after the proxy drops
+    them; the test database can only be dropped at teardown once they have."""
+    for _ in range(100):
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT count(*) FROM pg_stat_activity "
+                "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            )
+            if cursor.fetchone()[0] == 0:
+                return
+        time.sleep(0.05)
 
 
 # Read replica router
@@ -477,3 +492,12 @@ def test_gunicorn_config_reads_workers_threads_and_trusted_proxies_from_the_envi
     assert config["forwarded_allow_ips"] == "['10.0.0.0/8', '192.0.2.7/32']"
     assert config["accesslog"] == "-"
     assert int(config["graceful_timeout"]) > 0
+
+
+# Benchmark views
+
+
+def test_the_bench_views_are_not_mounted_unless_asked_for(client):
+    assert settings.BENCH_VIEWS is False
+    assert client.get("/bench/bare").status_code == 404
+    assert client.get("/bench/minimal").status_code == 404
