@@ -514,6 +514,10 @@ def _bulk_load(models_: tuple[type[models.Model], ...]) -> Iterator[None]:
         )
         indexes = cursor.fetchall()
         quote = conn.ops.quote_name
+        # Run foreign-key checks still queued from earlier writes in this transaction now: an
+        # ALTER TABLE is refused while a table has pending trigger events.
+        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+        cursor.execute("SET CONSTRAINTS ALL DEFERRED")
         for table, name, _ in foreign_keys:
             cursor.execute(f"ALTER TABLE {table} DROP CONSTRAINT {quote(name)}")
         for name, _ in indexes:

@@ -302,11 +302,14 @@ class TcpProxy:
                 pass
 
 
-def http_get(port: int, path: str) -> tuple[int, dict, float]:
+def http_get(
+    port: int, path: str, headers: dict[str, str] | None = None
+) -> tuple[int, dict, float]:
     """GET from a local server: (status, JSON body, seconds taken)."""
     started = time.monotonic()
+    request = urllib.request.Request(f"http://127.0.0.1:{port}{path}", headers=headers or {})
     try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=30) as response:
+        with urllib.request.urlopen(request, timeout=30) as response:  # noqa: S310 - loopback
             status, body = response.status, response.read()
     except urllib.error.HTTPError as error:
         status, body = error.code, error.read()

@@ -129,3 +129,42 @@ def test_the_bench_views_are_not_mounted_unless_asked_for(client):
     assert settings.BENCH_VIEWS is False
     assert client.get("/bench/bare").status_code == 404
     assert client.get("/bench/minimal").status_code == 404
+
+
+# Several app servers
+
+
+@pytest.mark.skipif(
+    not os.environ.get("DATABASE_URL", "").startswith("postgres"),
+    reason="needs PostgreSQL (DATABASE_URL): two servers on one shared database",
+)
+@pytest.mark.django_db(transaction=True)
+def test_two_gunicorn_instances_give_identical_answers_and_one_exact_free_allowance():
+    from django.db import connection
+
+    from tests.factories import make_api_key, make_startups, make_subscription
+    from tests.test_faults import _wait_for_other_sessions_to_end, gunicorn_server, http_get
+
+    make_startups(15)
+    _, free = make_api_key()
+    pro_key, pro = make_api_key()
+    make_subscription(account=pro_key.account)
+    db = connection.settings_dict
+    url = f"postgres://{db['USER']}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
+    # Behind a load balancer every instance has the same public address.
+    env = {"DATABASE_URL": url, "GUNICORN_ACCESS_LOG": "", "SITE_URL": "https://api.example.test"}
+    try:
+        with gunicorn_server(env) as a, gunicorn_server(env) as b:
+            pro_h = {"X-API-Key": pro}
+            slug = http_get(a, "/api/v1/startups?limit=1", pro_h)[1]["data"][0]["slug"]
+            for path in ("/api/v1/startups?sort=name-asc&page=2", f"/api/v1/startups/{slug}"):
+                assert http_get(a, path, pro_h)[:2] == http_get(b, path, pro_h)[:2]
+            served, statuses = 0, []
+            for i in range(12):  # 10 records a page, alternating servers: 100 in all, then 429
+                status, body, _ = http_get((a, b)[i % 2], "/api/v1/startups", {"X-API-Key": free})
+                statuses.append(status)
+                served += len(body.get("data", []))
+            assert served == 100
+            assert statuses == [200] * 10 + [429, 429]
+    finally:
+        _wait_for_other_sessions_to_end()
