@@ -37,5 +37,9 @@ format: install
 	$(VENV)/bin/ruff format .
 	$(VENV)/bin/ruff check --fix .
 
+# PostgreSQL + Redis + wrk; see bench/run.py (never part of `make test`).
+bench: install
+	$(PY) bench/run.py
+
 clean:
 	rm -rf $(VENV) staticfiles .pytest_cache .ruff_cache

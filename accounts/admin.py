@@ -28,5 +28,9 @@ class ApiKeyInline(admin.TabularInline):
 class AccountAdmin(UserAdmin):
     list_display = ("username", "email", "is_verified", "is_staff", "date_joined")
     list_filter = ("is_verified", "is_staff", "is_active")
-    fieldsets = (*UserAdmin.fieldsets, ("Owner verification", {"fields": ("is_verified",)}))
+    fieldsets = (
+        *UserAdmin.fieldsets,
+        ("Owner verification", {"fields": ("is_verified",)}),
+        ("Allowance", {"fields": ("monthly_allowance_override",)}),
+    )
     inlines = [SubscriptionInline, ApiKeyInline]

@@ -10,6 +10,14 @@ class User(AbstractUser):
     """
 
     is_verified = models.BooleanField(default=False)
+    # Set by operators only ("contact the operator" for more records; `make bench` uses it for
+    # its Free key): replaces a capped plan's monthly allowance for this account. Empty: the
+    # plan's own number (quota/plans.py).
+    monthly_allowance_override = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="Records per month on capped plans for this account; empty: the plan's.",
+    )
 
     class Meta:
         db_table = "accounts_user"

@@ -13,13 +13,15 @@ from collections.abc import Callable
 import orjson
 from django.conf import settings
 from django.core.cache import cache
+from django.http import HttpResponse
 from django.utils.http import parse_etags
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from openstartup.formats import site_url
+from startups.renderers import JSONRenderer
 
-CACHE_VERSION = "ai-v1"
+CACHE_VERSION = "ai-v2"
 
 
 def _cache_key(request: Request, parts: dict) -> str:
@@ -29,15 +31,19 @@ def _cache_key(request: Request, parts: dict) -> str:
     return f"{CACHE_VERSION}:{hashlib.sha256(raw).hexdigest()}"
 
 
-def cached_response(request: Request, *, parts: dict, build: Callable[[], dict]) -> Response:
-    """The JSON built by `build`, from the cache when fresh, with ETag and 304 handling."""
+def cached_response(request: Request, *, parts: dict, build: Callable[[], dict]) -> HttpResponse:
+    """The JSON built by `build`, from the cache when fresh, with ETag and 304 handling.
+
+    The cache holds the rendered JSON bytes (what every caller gets), so a hit neither unpickles
+    a tree of dicts nor renders it again.
+    """
     seconds = settings.AI_CACHE_SECONDS
     key = _cache_key(request, parts)
     entry = cache.get(key)
     if entry is None:
-        data = build()
-        digest = hashlib.sha256(orjson.dumps(data)).hexdigest()[:32]
-        entry = {"data": data, "etag": f'"{digest}"', "built": time.time()}
+        body = JSONRenderer().render(build())
+        digest = hashlib.sha256(body).hexdigest()[:32]
+        entry = {"body": body, "etag": f'"{digest}"', "built": time.time()}
         cache.set(key, entry, timeout=seconds)
     age = max(0, int(time.time() - entry["built"]))
     headers = {
@@ -51,4 +57,4 @@ def cached_response(request: Request, *, parts: dict, build: Callable[[], dict])
     }
     if "*" in wanted or entry["etag"] in wanted:
         return Response(status=304, headers=headers)
-    return Response(entry["data"], headers=headers)
+    return HttpResponse(entry["body"], content_type=JSONRenderer.media_type, headers=headers)

@@ -17,8 +17,18 @@ from openstartup.formats import site_url
 from quota.plans import FREE, PRO
 
 # Routes that are not part of the public surface: "/" only redirects to this file; the
-# dashboard's form actions are reached from the dashboard page, not addressed directly.
-HIDDEN_ROUTES = {"home", "logout", "key-create", "key-revoke"}
+# dashboard's form actions are reached from the dashboard page, not addressed directly; the
+# health probes are for load balancers; the bench views exist only under `make bench`.
+HIDDEN_ROUTES = {
+    "home",
+    "logout",
+    "key-create",
+    "key-revoke",
+    "healthz",
+    "readyz",
+    "bench-bare",
+    "bench-minimal",
+}
 HIDDEN_NAMESPACES = {"admin"}
 
 

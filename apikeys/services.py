@@ -5,13 +5,14 @@ from datetime import datetime, timedelta
 from typing import Literal
 
 from django.db import transaction
+from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
 from accounts.models import User
 from apikeys import keys
 from apikeys.models import ApiKey, Subscription
 from openstartup.errors import InvalidApiKey
-from quota.plans import FREE, PRO, PlanLimits
+from quota.plans import PlanLimits, plan_for
 
 # last_used_at is shown with minute precision; writing it at most once a minute keeps the
 # hot path to a read for busy keys.
@@ -37,7 +38,8 @@ def api_key_create(*, account: User, name: str = "") -> CreatedKey:
 
 
 def api_key_authenticate(*, raw: str, now: datetime | None = None) -> ApiKey:
-    """Return the active key (with `.account` loaded) that `raw` is, or raise InvalidApiKey.
+    """Return the active key (with `.account` and the account's `.plan` loaded) that `raw` is,
+    or raise InvalidApiKey.
 
     `raw` is the key exactly as the client sent it (no scheme, surrounding whitespace
     stripped). Malformed, unknown, revoked keys and keys of deactivated accounts all raise
@@ -46,14 +48,19 @@ def api_key_authenticate(*, raw: str, now: datetime | None = None) -> ApiKey:
     """
     if not keys.is_well_formed(raw):
         raise InvalidApiKey()
+    now = now or timezone.now()
+    # The account's plan comes in the same query (the hot path of every keyed request).
     api_key = (
         ApiKey.objects.select_related("account")
+        .annotate(account_pro=Exists(_active_pro(account=OuterRef("account_id"), now=now)))
         .filter(digest=keys.digest(raw), revoked_at__isnull=True, account__is_active=True)
         .first()
     )
     if api_key is None:
         raise InvalidApiKey()
-    now = now or timezone.now()
+    api_key.plan = plan_for(
+        pro=api_key.account_pro, allowance_override=api_key.account.monthly_allowance_override
+    )
     if api_key.last_used_at is None or now - api_key.last_used_at >= LAST_USED_RESOLUTION:
         ApiKey.objects.filter(pk=api_key.pk).update(last_used_at=now)
         api_key.last_used_at = now
@@ -76,13 +83,24 @@ def api_key_revoke_raw(*, raw: str, now: datetime | None = None) -> ApiKey | Non
     return None if api_key is None else api_key_revoke(api_key=api_key, now=now)
 
 
+def _active_pro(*, account, now: datetime):
+    """The account's Pro subscriptions whose period has not ended (for Exists)."""
+    return Subscription.objects.filter(
+        account_id=account, plan=Subscription.Plan.PRO, current_period_end__gt=now
+    )
+
+
 def account_plan(*, account_id: int, now: datetime | None = None) -> PlanLimits:
-    """Pro while the account has a subscription whose period has not ended, else Free."""
+    """Pro while the account has a subscription whose period has not ended, else Free (with
+    the account's allowance override, if an operator set one). One query."""
     now = now or timezone.now()
-    active = Subscription.objects.filter(
-        account_id=account_id, plan=Subscription.Plan.PRO, current_period_end__gt=now
-    ).exists()
-    return PRO if active else FREE
+    pro, override = (
+        User.objects.filter(pk=account_id)
+        .annotate(pro=Exists(_active_pro(account=OuterRef("pk"), now=now)))
+        .values_list("pro", "monthly_allowance_override")
+        .first()
+    ) or (False, None)
+    return plan_for(pro=pro, allowance_override=override)
 
 
 def pro_until(*, account: User, now: datetime | None = None) -> datetime | None:
@@ -108,3 +126,9 @@ def subscription_set(*, account: User, plan: PlanChoice, now: datetime | None = 
         Subscription.objects.create(account=account, current_period_end=now + PRO_PERIOD)
     elif plan == "lapsed":
         Subscription.objects.create(account=account, current_period_end=now - timedelta(days=1))
+
+
+def account_allowance_set(*, account: User, allowance: int | None) -> None:
+    """Set (or with None clear) the account's monthly allowance override (operators only)."""
+    account.monthly_allowance_override = allowance
+    User.objects.filter(pk=account.pk).update(monthly_allowance_override=allowance)

@@ -4,6 +4,9 @@ Services raise ApiError subclasses; DRF's exception handler and the plain-Django
 below render them. Keys are single words so the camelCase renderer leaves errors alike.
 """
 
+import sys
+
+from django.db import DatabaseError, InterfaceError, OperationalError
 from django.http import HttpRequest, JsonResponse
 from rest_framework import exceptions, serializers, status
 from rest_framework.response import Response
@@ -90,8 +93,37 @@ def api_exception_handler(exc: Exception, context: dict) -> Response | None:
     return response
 
 
-def json_error(code: str, message: str, status_code: int) -> JsonResponse:
-    return JsonResponse(error_body(code, message), status=status_code)
+def json_error(
+    code: str, message: str, status_code: int, headers: dict[str, str] | None = None
+) -> JsonResponse:
+    return JsonResponse(error_body(code, message), status=status_code, headers=headers)
+
+
+# How long clients are told to wait when PostgreSQL is unreachable.
+DATABASE_RETRY_AFTER_SECONDS = 5
+
+
+def is_database_unavailable(error: BaseException | None) -> bool:
+    """Whether `error` means PostgreSQL cannot be reached (refused, timed out, dropped), as
+    opposed to a bug in a query. psycopg raises OperationalError for all of these and Django
+    raises InterfaceError for a connection that was already closed."""
+    if isinstance(error, OperationalError | InterfaceError):
+        return True
+    # A query on a connection Django had marked unusable surfaces as a bare DatabaseError
+    # whose cause is the OperationalError.
+    return isinstance(error, DatabaseError) and isinstance(
+        error.__cause__, OperationalError | InterfaceError
+    )
+
+
+def database_unavailable() -> JsonResponse:
+    """The 503 every surface answers while the database is down (one place for the rule)."""
+    return json_error(
+        "service_unavailable",
+        "The database is unreachable; retry shortly.",
+        503,
+        headers={"Retry-After": str(DATABASE_RETRY_AFTER_SECONDS), "Cache-Control": "no-store"},
+    )
 
 
 def _is_api(request: HttpRequest) -> bool:
@@ -118,7 +150,12 @@ def handler404(request: HttpRequest, exception: Exception | None = None):
 
 
 def handler500(request: HttpRequest):
-    """JSON under /api/ (and /llms.txt), Django's page elsewhere; the failure is still logged."""
+    """JSON under /api/ (and /llms.txt), Django's page elsewhere; the failure is still logged.
+
+    A database outage hit outside a view (a middleware, a session read) is still a 503.
+    """
+    if is_database_unavailable(sys.exc_info()[1]):
+        return database_unavailable()
     if _is_api(request):
         return json_error("server_error", "Server-side failure; retry later.", 500)
     from django.views.defaults import server_error

@@ -2,6 +2,8 @@ from collections.abc import Callable
 
 from django.http import HttpRequest, HttpResponse
 
+from openstartup.errors import database_unavailable, is_database_unavailable
+
 
 class ApiHeadersMiddleware:
     """Headers every API answer carries, errors and unknown paths included.
@@ -21,3 +23,20 @@ class ApiHeadersMiddleware:
         if path.startswith("/api/") or path == "/llms.txt":
             response.headers.setdefault("Access-Control-Allow-Origin", "*")
         return response
+
+
+class DatabaseUnavailableMiddleware:
+    """Turns a database outage met by a view into a quick 503 JSON answer instead of a 500.
+
+    Django closes a connection that raised at the end of the request and the next request
+    connects afresh, so service resumes by itself when PostgreSQL is back (no restart).
+    """
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]):
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        return self.get_response(request)
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        return database_unavailable() if is_database_unavailable(exception) else None

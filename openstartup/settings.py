@@ -98,10 +98,17 @@ SERVICE_NAME = "OpenStartup"
 
 # /api/ai answers are cached (shared, never per caller) for this long; also their max-age.
 AI_CACHE_SECONDS = env_int("AI_CACHE_SECONDS", 300)
+# The list's exact total, which startups make up a page and their ranks are kept in the shared
+# cache this long per filter set and page (rows are always read fresh); 0 turns it off.
+LIST_CACHE_SECONDS = env_int("LIST_CACHE_SECONDS", 30)
 # Browser origins allowed to call /api/mcp (besides the site itself); others get 403.
 MCP_ALLOWED_ORIGINS = [o.rstrip("/") for o in env_list("MCP_ALLOWED_ORIGINS", [])]
 MCP_SERVER_NAME = "openstartup"
 MCP_SERVER_VERSION = "1.0.0"
+
+# Benchmark-only views under /bench/ (bench/views.py), mounted only when this is on: `make bench`
+# sets it for its own server. Never in production.
+BENCH_VIEWS = env_bool("BENCH_VIEWS", False)
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -136,6 +143,8 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "openstartup.middleware.ApiHeadersMiddleware",
     "quota.headers.QuotaHeadersMiddleware",
+    # Last, so it is the first to see a view's exception: a database outage becomes a 503.
+    "openstartup.middleware.DatabaseUnavailableMiddleware",
 ]
 
 ROOT_URLCONF = "openstartup.urls"
@@ -168,29 +177,66 @@ DATABASES = {
         "TEST": {"NAME": os.environ.get("SQLITE_TEST_PATH", str(BASE_DIR / "test_db.sqlite3"))},
     }
 }
-if database_url := os.environ.get("DATABASE_URL"):
-    DATABASES["default"] = dj_database_url.parse(
-        database_url, conn_max_age=env_int("DB_CONN_MAX_AGE", 60), conn_health_checks=True
-    )
-    DATABASES["default"].setdefault("OPTIONS", {})
-    # Fail fast when PostgreSQL is unreachable instead of hanging the worker.
-    DATABASES["default"]["OPTIONS"].setdefault("connect_timeout", env_int("DB_CONNECT_TIMEOUT", 3))
 
-CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
-if redis_url := os.environ.get("REDIS_URL"):
-    CACHES["default"] = {
+
+def database_from_url(url: str) -> dict:
+    """One DATABASES entry from a URL (postgres:// in production) with the timeouts it needs."""
+    database = dj_database_url.parse(
+        url, conn_max_age=env_int("DB_CONN_MAX_AGE", 60), conn_health_checks=True
+    )
+    options = database.setdefault("OPTIONS", {})
+    # Fail fast when PostgreSQL is unreachable instead of hanging the worker: a refused or
+    # silent connect gives up after DB_CONNECT_TIMEOUT seconds, and a server that vanishes
+    # mid-query is noticed by TCP within a few seconds (keepalives, unacknowledged sends).
+    options.setdefault("connect_timeout", env_int("DB_CONNECT_TIMEOUT", 3))
+    if database["ENGINE"] == "django.db.backends.postgresql":
+        options.setdefault("keepalives", 1)
+        options.setdefault("keepalives_idle", 5)
+        options.setdefault("keepalives_interval", 2)
+        options.setdefault("keepalives_count", 2)
+        options.setdefault("tcp_user_timeout", env_int("DB_CONNECT_TIMEOUT", 3) * 2000)
+    if env_bool("PGBOUNCER_TRANSACTION_MODE", False):
+        # Behind PgBouncer in transaction mode a session is not ours between transactions:
+        # no server-side (named) cursors and no prepared statements.
+        database["DISABLE_SERVER_SIDE_CURSORS"] = True
+        options["prepare_threshold"] = None
+    return database
+
+
+if database_url := os.environ.get("DATABASE_URL"):
+    DATABASES["default"] = database_from_url(database_url)
+# Read replica for the dataset reads (list and detail); see openstartup/routers.py and
+# docs/deployment.md. Counters, keys and accounts always use the primary. In tests the replica
+# alias mirrors the primary.
+if replica_url := os.environ.get("DATABASE_REPLICA_URL"):
+    DATABASES["replica"] = database_from_url(replica_url)
+    DATABASES["replica"]["TEST"] = {"MIRROR": "default"}
+DATABASE_ROUTERS = ["openstartup.routers.ReplicaRouter"]
+
+
+def redis_cache(url: str) -> dict:
+    """The CACHES entry for a redis:// URL (django-redis)."""
+    return {
         "BACKEND": "django_redis.cache.RedisCache",
-        "LOCATION": redis_url,
+        "LOCATION": url,
         "KEY_PREFIX": os.environ.get("CACHE_KEY_PREFIX", "openstartup"),
         "OPTIONS": {
-            # A cache outage must not take the API down: misses are served from the database.
+            # A cache outage must not take the API down: misses are served from the database,
+            # and a dead or silent Redis costs at most a second per call.
             "IGNORE_EXCEPTIONS": True,
             "SOCKET_CONNECT_TIMEOUT": 1,
             "SOCKET_TIMEOUT": 1,
         },
     }
-    DJANGO_REDIS_IGNORE_EXCEPTIONS = True
-    DJANGO_REDIS_LOG_IGNORED_EXCEPTIONS = True
+
+
+CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+if redis_url := os.environ.get("REDIS_URL"):
+    CACHES["default"] = redis_cache(redis_url)
+DJANGO_REDIS_IGNORE_EXCEPTIONS = True
+DJANGO_REDIS_LOG_IGNORED_EXCEPTIONS = True
+# Its own logger, so the LOGGING filter below keeps an outage to one line a minute per process.
+DJANGO_REDIS_LOGGER = "openstartup.cache"
 
 AUTH_USER_MODEL = "accounts.User"
 AUTH_PASSWORD_VALIDATORS = [
@@ -291,7 +337,12 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
+    "filters": {"once_a_minute": {"()": "openstartup.logs.OncePerInterval", "seconds": 60}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "loggers": {
+        # Cache (Redis) failures: the cache is bypassed, so they are logged once a minute.
+        "openstartup.cache": {"filters": ["once_a_minute"]},
+    },
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
 }
 

@@ -1,3 +1,4 @@
+from django.conf import settings
 from django.contrib import admin
 from django.urls import include, path, re_path
 from django.views.generic import RedirectView, TemplateView
@@ -6,6 +7,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from aisurface import views as ai_views
 from mcpserver import views as mcp_views
+from openstartup import health
 from quota.plans import FREE, PRO
 from startups import views as startup_views
 
@@ -14,6 +16,9 @@ handler404 = "openstartup.errors.handler404"
 handler500 = "openstartup.errors.handler500"
 
 urlpatterns = [
+    # Probes for load balancers: no authentication, no allowance spent.
+    path("healthz", health.healthz, name="healthz"),
+    path("readyz", health.readyz, name="readyz"),
     re_path(r"^api/v1/startups/?$", startup_views.StartupListView.as_view(), name="startup-list"),
     # <path:> so that any slug text, slashes included, reaches the view and its JSON 404.
     path(
@@ -54,3 +59,6 @@ urlpatterns = [
     path("", include("apikeys.urls")),
     path("", RedirectView.as_view(url="/llms.txt", permanent=False), name="home"),
 ]
+
+if settings.BENCH_VIEWS:  # `make bench` only: the comparison views of bench/views.py
+    urlpatterns.insert(0, path("bench/", include("bench.urls")))

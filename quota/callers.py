@@ -8,7 +8,7 @@ from django.conf import settings
 from rest_framework.request import Request
 
 from apikeys.services import account_plan
-from quota.plans import FREE
+from quota.plans import FREE, PlanLimits
 from quota.services import Caller
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -56,11 +56,17 @@ def client_key(address: IPAddress | None) -> str:
 
 
 def caller_for(
-    *, account_id: int | None, meta: Mapping[str, str], now: datetime | None = None
+    *,
+    account_id: int | None,
+    meta: Mapping[str, str],
+    now: datetime | None = None,
+    plan: PlanLimits | None = None,
 ) -> Caller:
-    """The Caller of a request: the key's account and its plan, else Free per client."""
+    """The Caller of a request: the key's account and its plan (looked up unless the key
+    lookup already brought it), else Free per client."""
     if account_id is not None:
-        return Caller(plan=account_plan(account_id=account_id, now=now), account_id=account_id)
+        plan = plan or account_plan(account_id=account_id, now=now)
+        return Caller(plan=plan, account_id=account_id)
     address = client_address(
         remote_addr=meta.get("REMOTE_ADDR", ""), forwarded_for=meta.get("HTTP_X_FORWARDED_FOR")
     )
@@ -72,6 +78,10 @@ def request_caller(request: Request) -> Caller:
     caller = getattr(request, "_quota_caller", None)
     if caller is None:
         user = request.user  # DRF authenticates here; a bad key raises InvalidApiKey
-        caller = caller_for(account_id=getattr(user, "pk", None), meta=request.META)
+        caller = caller_for(
+            account_id=getattr(user, "pk", None),
+            meta=request.META,
+            plan=getattr(request.auth, "plan", None),
+        )
         request._quota_caller = caller
     return caller

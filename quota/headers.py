@@ -82,18 +82,24 @@ class QuotaHeadersMiddleware:
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         response = self.get_response(request)
-        if request.path.startswith("/api/v1/") and PLAN_HEADER not in response:
+        # A 503 means the database is down: the plan cannot be looked up, so none is claimed.
+        if (
+            request.path.startswith("/api/v1/")
+            and PLAN_HEADER not in response
+            and response.status_code != 503
+        ):
             stamp(response, status_of(caller=self._caller(request)))
         return response
 
     def _caller(self, request: HttpRequest) -> Caller:
         # No view authenticated this request, so this is its only key check. A bad key is
         # reported on the Free figures of the client address, like a request without a key.
-        account_id = None
+        account_id = plan = None
         try:
             raw = raw_key_from(request)
             if raw is not None:
-                account_id = api_key_authenticate(raw=raw).account_id
+                api_key = api_key_authenticate(raw=raw)
+                account_id, plan = api_key.account_id, api_key.plan
         except InvalidApiKey:
             pass
-        return caller_for(account_id=account_id, meta=request.META)
+        return caller_for(account_id=account_id, meta=request.META, plan=plan)

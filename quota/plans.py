@@ -1,6 +1,6 @@
 """What each plan allows. One place for the numbers the spec gives."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 
 @dataclass(frozen=True)
@@ -13,6 +13,15 @@ class PlanLimits:
 
 FREE = PlanLimits(name="Free", max_limit=10, default_limit=10, monthly_allowance=100)
 PRO = PlanLimits(name="Pro", max_limit=50, default_limit=10, monthly_allowance=None)
+
+
+def plan_for(*, pro: bool, allowance_override: int | None = None) -> PlanLimits:
+    """An account's plan: Pro or Free, a capped plan's allowance replaced by the operator's
+    per-account override when one is set (User.monthly_allowance_override)."""
+    plan = PRO if pro else FREE
+    if allowance_override is not None and plan.monthly_allowance is not None:
+        return replace(plan, monthly_allowance=allowance_override)
+    return plan
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,7 @@
 """camelCase rendering for the REST surface: the only place keys change case."""
 
 import re
+from functools import lru_cache
 from typing import Any
 
 import orjson
@@ -10,7 +11,10 @@ from rest_framework.renderers import BaseRenderer
 _SNAKE = re.compile(r"_([a-z0-9])")
 
 
+@lru_cache(maxsize=1024)
 def camel_key(key: str) -> str:
+    # Memoised: the API has a few dozen distinct keys, and the regex per key per row was a
+    # measurable share of rendering a page.
     return _SNAKE.sub(lambda match: match.group(1).upper(), key)
 
 

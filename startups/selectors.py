@@ -1,9 +1,13 @@
 """All reads of the dataset. REST, AI and MCP call these; none writes its own query."""
 
-from dataclasses import dataclass
+import hashlib
+from dataclasses import asdict, dataclass
 from itertools import islice
 from typing import Literal
 
+import orjson
+from django.conf import settings
+from django.core.cache import cache
 from django.db.models import F, Prefetch, Q, QuerySet, Window
 from django.db.models.functions import Lower, RowNumber
 from django.db.models.lookups import IsNull
@@ -14,6 +18,22 @@ from startups.models import Founder, MonthlyRevenue, Social, Startup
 
 Sort = Literal["mrr-desc", "mrr-asc", "name-asc", "name-desc"]
 DEFAULT_SORT: Sort = "mrr-desc"
+LIST_CACHE_VERSION = "list-v1"
+# The columns a list item shows: loading only these skips the JSON columns and long texts the
+# list never needs (decoding them is most of the ORM's cost per row).
+LIST_COLUMNS = (
+    "id",
+    "name",
+    "slug",
+    "icon",
+    "description",
+    "website",
+    "category",
+    "founder_name",
+    "mrr",
+    "arr",
+    "on_sale",
+)
 
 # Rank order: MRR high to low, ties by name then slug; startups without MRR have no rank.
 RANK_ORDER = (F("mrr").desc(nulls_last=True), Lower("name"), "slug")
@@ -68,21 +88,78 @@ def startup_list(*, filters: StartupFilters) -> QuerySet[Startup]:
     return qs.order_by(*SORT_ORDERS[filters.sort])
 
 
-def startup_page(*, filters: StartupFilters, offset: int, limit: int) -> StartupPage:
-    """One page of `startup_list`, each startup carrying `rank` within the filtered set."""
-    qs = startup_list(filters=filters)
+def _list_cache_key(filters: StartupFilters, offset: int, limit: int) -> str:
+    raw = orjson.dumps({**asdict(filters), "offset": offset, "limit": limit})
+    return f"{LIST_CACHE_VERSION}:{hashlib.sha256(raw).hexdigest()}"
+
+
+def _ranked_page(qs: QuerySet[Startup], *, offset: int, limit: int) -> list[Startup]:
+    """One page of `qs` in its own order, each startup carrying `rank` (position by MRR within
+    the whole filtered set), in one query: the page joined to a narrow ROW_NUMBER over the
+    filtered set. The window walks the rank-order index (index-only on PostgreSQL) instead of
+    sorting every row with all its columns, as a window on the page query itself would."""
+    page_sql, page_params = qs[offset : offset + limit].query.sql_with_params()
+    ranked = (
+        qs.filter(mrr__isnull=False)
+        .order_by()
+        .annotate(rank=Window(RowNumber(), order_by=RANK_ORDER))
+        .values("id", "rank")
+    )
+    ranked_sql, ranked_params = ranked.query.sql_with_params()
+    # row_number() OVER () keeps the page's own order through the join.
+    sql = (
+        "SELECT page.*, ranked.rank FROM ("  # noqa: S608 - both parts are compiled querysets
+        f"SELECT p.*, row_number() OVER () AS page_position FROM ({page_sql}) p) page "
+        f"LEFT JOIN ({ranked_sql}) ranked ON ranked.id = page.id "
+        "ORDER BY page.page_position"
+    )
+    return list(Startup.objects.raw(sql, [*page_params, *ranked_params]))
+
+
+def _build_page(qs: QuerySet[Startup], filters: StartupFilters, offset: int, limit: int) -> dict:
     total = qs.count()
     if limit <= 0 or offset >= total:
-        return StartupPage(startups=[], total=total)
-    if filters.sort == "mrr-desc":
+        return {"total": total, "startups": []}
+    if filters.sort == DEFAULT_SORT:
         # The page is already in rank order: the rank is the position, no window needed.
         startups = list(qs[offset : offset + limit])
         for position, startup in enumerate(startups, start=offset + 1):
             startup.rank = position
     else:
-        startups = list(
-            qs.annotate(rank=Window(RowNumber(), order_by=RANK_ORDER))[offset : offset + limit]
-        )
+        startups = _ranked_page(qs, offset=offset, limit=limit)
+    return {"total": total, "startups": startups}
+
+
+def startup_page(*, filters: StartupFilters, offset: int, limit: int) -> StartupPage:
+    """One page of `startup_list`, each startup carrying `rank` within the filtered set.
+
+    The expensive parts (the exact total, which startups are on the page and their ranks) are
+    kept in the shared cache for LIST_CACHE_SECONDS per filter set and page; the rows
+    themselves are always read fresh (one primary-key query). 0 turns the cache off.
+    """
+    qs = startup_list(filters=filters).only(*LIST_COLUMNS)
+    seconds = settings.LIST_CACHE_SECONDS
+    key = _list_cache_key(filters, offset, limit)
+    cached = cache.get(key) if seconds > 0 else None
+    if cached is None:
+        built = _build_page(qs, filters, offset, limit)
+        startups, total = built["startups"], built["total"]
+        if seconds > 0:
+            skeleton = {
+                "total": total,
+                "ids": [startup.id for startup in startups],
+                "ranks": [startup.rank for startup in startups],
+            }
+            cache.set(key, skeleton, timeout=seconds)
+    else:
+        total = cached["total"]
+        ids = cached["ids"]
+        rows = published_startups().only(*LIST_COLUMNS).in_bulk(ids) if ids else {}
+        startups = []
+        for startup_id, rank in zip(cached["ids"], cached["ranks"], strict=True):
+            if (startup := rows.get(startup_id)) is not None:  # unpublished since: left out
+                startup.rank = rank
+                startups.append(startup)
     for startup in startups:
         if startup.mrr is None:
             startup.rank = None

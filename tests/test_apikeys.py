@@ -269,3 +269,13 @@ def test_the_account_admin_lists_its_subscriptions_and_keys(client, admin_user, 
     page = client.get(f"/admin/accounts/user/{obj.account_id}/change/").content.decode()
     assert obj.display in page and raw not in page
     assert "Subscriptions" in page
+
+
+def test_create_api_key_can_set_and_clear_an_allowance_override(db):
+    out = StringIO()
+    call_command("create_api_key", "bench@example.com", "--allowance", "5000000", stdout=out)
+    account = User.objects.get(email="bench@example.com")
+    assert account.monthly_allowance_override == 5_000_000
+    call_command("create_api_key", "bench@example.com", "--allowance", "-1", stdout=StringIO())
+    account.refresh_from_db()
+    assert account.monthly_allowance_override is None

@@ -1,6 +1,7 @@
 """seed_demo and import_startups, through call_command as an operator runs them."""
 
 import json
+import os
 from io import StringIO
 
 import pytest
@@ -126,3 +127,29 @@ def test_unreadable_import_file_is_a_clear_error(tmp_path, content):
     with pytest.raises(CommandError):
         call_command("import_startups", str(path), stdout=StringIO(), stderr=StringIO())
     assert Startup.objects.count() == 0
+
+
+def _schema_objects() -> set[tuple[str, str]]:
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT 'index', indexname FROM pg_indexes WHERE tablename LIKE 'startups_%%' "
+            "UNION SELECT 'fk', conname FROM pg_constraint WHERE contype = 'f'"
+        )
+        return set(cursor.fetchall())
+
+
+@pytest.mark.skipif(
+    not os.environ.get("DATABASE_URL", "").startswith("postgres"), reason="PostgreSQL bulk path"
+)
+def test_a_reseed_over_existing_rows_keeps_every_index_and_foreign_key():
+    before = _schema_objects()
+    assert ("index", "startup_name_trgm") in before
+    owned = make_startup("Kept Apart", slug="kept-apart", mrr=5)
+    make_verification(owned)
+    call_command("seed_demo", count=60, stdout=StringIO())
+    call_command("seed_demo", count=60, stdout=StringIO())
+    assert _schema_objects() == before
+    assert Startup.objects.filter(slug="kept-apart").exists()  # not a demo slug: untouched
+    assert Startup.objects.count() == 61

@@ -4,6 +4,7 @@ import re
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from django.core.cache import cache
 from django.test import override_settings
 
 from quota.callers import client_address, client_key
@@ -246,17 +247,18 @@ def test_a_bad_trusted_proxies_entry_fails_the_system_check():
     assert [error.id for error in check_trusted_proxies()] == ["quota.E001"]
 
 
-def test_a_metered_list_costs_six_queries_with_a_key_and_four_without(
+def test_a_metered_list_costs_five_queries_with_a_key_and_four_without(
     api_client, api_key, startups, django_assert_num_queries
 ):
     _, raw = api_key
     api_client.get(LIST, **bearer(raw))  # first use: creates the month row, stamps last_used
     api_client.get(LIST)
-    # key, plan, reserve, count, page, status read
-    with django_assert_num_queries(6):
+    cache.clear()  # the list cache (total, page, ranks) starts cold
+    # key with its account's plan, reserve, count, page, status read
+    with django_assert_num_queries(5):
         api_client.get(LIST, **bearer(raw))
-    # reserve, count, page, status read
-    with django_assert_num_queries(4):
+    # reserve, page rows by id (total and page from the list cache), status read
+    with django_assert_num_queries(3):
         api_client.get(LIST)
 
 
@@ -267,3 +269,23 @@ def test_clearing_the_cache_does_not_reset_the_allowance(api_client, api_key, st
     api_client.get(LIST, **bearer(raw))
     cache.clear()
     assert api_client.get(LIST, **bearer(raw))["X-Service-Quota-Remaining"] == "80"
+
+
+def test_an_operator_allowance_override_replaces_the_free_allowance(api_client, startups):
+    api_key, raw = make_api_key()
+    api_key.account.monthly_allowance_override = 1000
+    api_key.account.save()
+    response = api_client.get(LIST, **bearer(raw))
+    assert response["X-Service-Quota-Limit"] == "1000"
+    assert response["X-Service-Quota-Remaining"] == "990"
+    assert response.json()["meta"]["quota"]["limit"] == 1000
+
+
+def test_an_allowance_override_leaves_pro_uncapped(api_client, startups):
+    api_key, raw = make_api_key()
+    make_subscription(account=api_key.account)
+    api_key.account.monthly_allowance_override = 5
+    api_key.account.save()
+    response = api_client.get(LIST, **bearer(raw))
+    assert response["X-Service-Plan"] == "Pro"
+    assert "X-Service-Quota-Limit" not in response

@@ -4,7 +4,9 @@ import re
 from datetime import date
 
 import pytest
+from django.core.cache import cache
 
+from startups.models import Startup
 from tests.factories import make_founder, make_social, make_startup, make_verification
 
 pytestmark = pytest.mark.django_db
@@ -302,12 +304,34 @@ def test_second_page_and_has_more(client, twelve):
 
 def test_list_runs_a_fixed_number_of_queries(client, twelve, django_assert_num_queries):
     client.get("/api/v1/startups", {"limit": 1})  # this month's usage row now exists
-    # Reserve (one UPDATE), count, page, usage figures for the headers: whatever the page size.
     for limit in (1, 10):
+        cache.clear()
+        # Reserve (one UPDATE), count, page, usage figures for the headers: whatever the size.
         with django_assert_num_queries(4):
             client.get("/api/v1/startups", {"limit": limit})
         with django_assert_num_queries(4):  # the page query carries the rank window
             client.get("/api/v1/startups", {"limit": limit, "sort": "name-asc"})
+        # Again within LIST_CACHE_SECONDS: total, page and ranks come from the cache; the rows
+        # are read fresh by primary key.
+        with django_assert_num_queries(3):
+            client.get("/api/v1/startups", {"limit": limit})
+        with django_assert_num_queries(3):
+            client.get("/api/v1/startups", {"limit": limit, "sort": "name-asc"})
+
+
+def test_a_cached_page_still_shows_fresh_rows(client, twelve, settings):
+    first = client.get("/api/v1/startups", {"limit": 2}).json()["data"][0]
+    Startup.objects.filter(slug=first["slug"]).update(description="Changed just now")
+    again = client.get("/api/v1/startups", {"limit": 2}).json()["data"][0]
+    assert (again["slug"], again["description"]) == (first["slug"], "Changed just now")
+
+
+def test_the_list_cache_can_be_turned_off(client, twelve, settings, django_assert_num_queries):
+    settings.LIST_CACHE_SECONDS = 0
+    client.get("/api/v1/startups", {"limit": 1})
+    for _ in range(2):
+        with django_assert_num_queries(4):
+            client.get("/api/v1/startups", {"limit": 1})
 
 
 # --- detail and errors --------------------------------------------------------------------------

@@ -3,7 +3,7 @@ from django.core.validators import validate_email
 from django.db import transaction
 
 from accounts.services import account_get_or_create
-from apikeys.services import api_key_create, subscription_set
+from apikeys.services import account_allowance_set, api_key_create, subscription_set
 
 
 class Command(BaseCommand):
@@ -21,8 +21,22 @@ class Command(BaseCommand):
             "30-day Pro period, lapsed records a Pro period that has ended. Omitted: unchanged.",
         )
         parser.add_argument("--name", default="", help="A label for the key.")
+        parser.add_argument(
+            "--allowance",
+            type=int,
+            help="Operators only: set the account's monthly allowance override (records per "
+            "month on capped plans; e.g. a large number for a load test). -1 clears it.",
+        )
 
-    def handle(self, *args, email: str, plan: str | None, name: str, **options) -> None:
+    def handle(
+        self,
+        *args,
+        email: str,
+        plan: str | None,
+        name: str,
+        allowance: int | None = None,
+        **options,
+    ) -> None:
         try:
             validate_email(email)
         except Exception:
@@ -31,6 +45,10 @@ class Command(BaseCommand):
             account, created = account_get_or_create(email=email)
             if plan is not None:
                 subscription_set(account=account, plan=plan)
+            if allowance is not None:
+                account_allowance_set(
+                    account=account, allowance=None if allowance < 0 else allowance
+                )
             key = api_key_create(account=account, name=name)
         self.stderr.write(
             f"{'Created' if created else 'Found'} account {account.username}; "

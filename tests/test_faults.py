@@ -1,0 +1,390 @@
+"""Faults: Redis and PostgreSQL down, unreachable or silent, and coming back."""
+
+import json
+import logging
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from django.db import connection
+from django.test import Client
+
+from openstartup.logs import OncePerInterval
+from openstartup.settings import redis_cache
+from tests.factories import make_ai_startup, make_api_key, make_startup
+
+ROOT = Path(__file__).resolve().parent.parent
+ON_POSTGRES = os.environ.get("DATABASE_URL", "").startswith("postgres")
+
+
+def closed_port() -> int:
+    """A loopback port nothing listens on (bound, then released)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def cache_logger_filter() -> OncePerInterval:
+    return next(
+        f for f in logging.getLogger("openstartup.cache").filters if isinstance(f, OncePerInterval)
+    )
+
+
+@pytest.fixture
+def redis_down(settings):
+    """The cache points at a Redis that is not there (a closed loopback port)."""
+    settings.CACHES = {"default": redis_cache(f"redis://127.0.0.1:{closed_port()}/0")}
+    cache_logger_filter()._next = 0.0  # start a fresh one-a-minute window
+    yield
+
+
+def every_endpoint(client: Client, slug: str, headers: dict | None = None) -> dict[str, int]:
+    headers = headers or {}
+    mcp_call = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "search_startups", "arguments": {"limit": 3}},
+    }
+    return {
+        "list": client.get("/api/v1/startups", headers=headers).status_code,
+        "detail": client.get(f"/api/v1/startups/{slug}", headers=headers).status_code,
+        "discovery": client.get("/api/ai/discovery", headers=headers).status_code,
+        "profile": client.get(f"/api/ai/startups/{slug}", headers=headers).status_code,
+        "mcp": client.post(
+            "/api/mcp", json.dumps(mcp_call), content_type="application/json", headers=headers
+        ).status_code,
+        "llms": client.get("/llms.txt").status_code,
+        "healthz": client.get("/healthz").status_code,
+    }
+
+
+@pytest.mark.django_db
+def test_readyz_names_the_cache_when_redis_is_down(client, redis_down):
+    started = time.monotonic()
+    response = client.get("/readyz")
+    assert time.monotonic() - started < 3
+    assert response.status_code == 503
+    body = response.json()
+    assert body["checks"] == {"database": "ok", "cache": "down"}
+    assert body["error"]["code"] == "not_ready"
+    assert "cache" in body["error"]["message"]
+
+
+# Redis down
+
+
+@pytest.mark.django_db
+def test_every_endpoint_still_answers_with_redis_down(client, redis_down):
+    startup = make_ai_startup(name="Cacheless", mrr=900)
+    assert every_endpoint(client, startup.slug) == dict.fromkeys(
+        ["list", "detail", "discovery", "profile", "mcp", "llms", "healthz"], 200
+    )
+
+
+@pytest.mark.django_db
+def test_free_allowance_is_still_counted_exactly_with_redis_down(client, redis_down):
+    make_startup(name="Counted", mrr=10)
+    _, raw = make_api_key()
+    for _ in range(3):
+        response = client.get("/api/v1/startups", headers={"X-API-Key": raw})
+        assert response.status_code == 200
+    assert response["X-Service-Quota-Remaining"] == "97"
+
+
+@pytest.mark.django_db
+def test_a_redis_outage_is_logged_once_a_minute_not_per_request(client, redis_down, caplog):
+    startup = make_ai_startup(name="Quiet Logs", mrr=5)
+    with caplog.at_level(logging.ERROR, logger="openstartup.cache"):
+        for _ in range(5):
+            assert client.get("/api/ai/discovery").status_code == 200
+            assert client.get(f"/api/ai/startups/{startup.slug}").status_code == 200
+    cache_records = [r for r in caplog.records if r.name == "openstartup.cache"]
+    assert len(cache_records) == 1
+
+
+def test_the_once_a_minute_filter_counts_what_it_held_back(monkeypatch):
+    clock = [1000.0]
+    monkeypatch.setattr(time, "monotonic", lambda: clock[0])
+    gate = OncePerInterval(seconds=60)
+
+    def record() -> logging.LogRecord:
+        return logging.LogRecord("x", logging.ERROR, __file__, 1, "Redis down", None, None)
+
+    assert gate.filter(record())
+    assert [gate.filter(record()) for _ in range(9)] == [False] * 9
+    clock[0] += 61
+    first_of_next_minute = record()
+    assert gate.filter(first_of_next_minute)
+    assert "9 more" in first_of_next_minute.getMessage()
+
+
+@pytest.mark.django_db
+@pytest.mark.skipif(not shutil.which("redis-server"), reason="needs redis-server")
+def test_a_real_redis_stopped_and_started_again_is_bypassed_then_used(client, settings):
+    port = next(p for p in range(6390, 6400) if _port_free(p))
+    server = _start_redis(port)
+    try:
+        settings.CACHES = {"default": redis_cache(f"redis://127.0.0.1:{port}/0")}
+        startup = make_ai_startup(name="Bounce", mrr=42)
+        assert client.get("/readyz").status_code == 200
+        assert client.get("/api/ai/discovery").status_code == 200
+        server.terminate()
+        server.wait(timeout=10)
+        assert every_endpoint(client, startup.slug)["discovery"] == 200
+        assert client.get("/readyz").json()["checks"]["cache"] == "down"
+        server = _start_redis(port)
+        assert client.get("/readyz").json()["checks"] == {"database": "ok", "cache": "ok"}
+        assert client.get("/api/ai/discovery").status_code == 200
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+
+
+def _port_free(port: int) -> bool:
+    with socket.socket() as sock:
+        return sock.connect_ex(("127.0.0.1", port)) != 0
+
+
+def _start_redis(port: int) -> subprocess.Popen:
+    server = subprocess.Popen(
+        ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", ""]
+        + ["--appendonly", "no"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    for _ in range(100):
+        if not _port_free(port):
+            return server
+        time.sleep(0.05)
+    server.kill()
+    raise RuntimeError("throwaway redis-server did not start")
+
+
+# PostgreSQL down
+
+DB_DOWN_SCRIPT = """
+import json, os, time
+import django
+django.setup()
+from django.test import Client
+client = Client()
+results = {}
+mcp = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                  "params": {"name": "search_startups", "arguments": {}}})
+for name, call in [
+    ("list", lambda: client.get("/api/v1/startups")),
+    ("list_with_key", lambda: client.get("/api/v1/startups", headers={"X-API-Key": "os_x"})),
+    ("detail", lambda: client.get("/api/v1/startups/acme")),
+    ("discovery", lambda: client.get("/api/ai/discovery")),
+    ("profile", lambda: client.get("/api/ai/startups/acme")),
+    ("mcp", lambda: client.post("/api/mcp", mcp, content_type="application/json")),
+    ("readyz", lambda: client.get("/readyz")),
+    ("healthz", lambda: client.get("/healthz")),
+]:
+    started = time.monotonic()
+    response = call()
+    results[name] = {
+        "status": response.status_code,
+        "seconds": time.monotonic() - started,
+        "type": response.get("Content-Type"),
+        "body": json.loads(response.content),
+    }
+print(json.dumps(results))
+"""
+
+
+@pytest.mark.parametrize("failure", ["refused", "silent"])
+def test_with_postgresql_unreachable_every_endpoint_gives_a_quick_503_json(failure):
+    """Refused: nothing listens on the port. Silent: something accepts the TCP connection and
+    never answers (a hung or firewalled server): the connect timeout must cut it short."""
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(64)  # the kernel completes handshakes; nobody ever speaks
+    port = silent.getsockname()[1] if failure == "silent" else closed_port()
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "openstartup.settings",
+        "DATABASE_URL": f"postgres://postgres@127.0.0.1:{port}/nowhere",
+        "DB_CONNECT_TIMEOUT": "1",
+    }
+    env.pop("REDIS_URL", None)
+    env.pop("DATABASE_REPLICA_URL", None)
+    try:
+        run = subprocess.run(
+            [sys.executable, "-c", DB_DOWN_SCRIPT],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    finally:
+        silent.close()
+    assert run.returncode == 0, run.stderr
+    results = json.loads(run.stdout.strip().splitlines()[-1])
+    assert results.pop("healthz")["status"] == 200
+    readyz = results.pop("readyz")
+    assert readyz["status"] == 503
+    assert readyz["body"]["checks"]["database"] == "down"
+    for name, result in results.items():
+        assert result["status"] == 503, name
+        assert result["type"] == "application/json", name
+        assert result["body"]["error"]["code"] == "service_unavailable", name
+        assert result["seconds"] < 3, name
+
+
+class TcpProxy:
+    """A loopback TCP forwarder that can be stopped and started: a PostgreSQL that goes away
+    and comes back, without touching the real server other people use."""
+
+    def __init__(self, target: tuple[str, int]):
+        self.target = target
+        self.port = closed_port()
+        self._listener: socket.socket | None = None
+        self._sockets: list[socket.socket] = []
+
+    def start(self) -> None:
+        listener = socket.socket()
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(("127.0.0.1", self.port))
+        listener.listen(16)
+        self._listener = listener
+        threading.Thread(target=self._accept, args=(listener,), daemon=True).start()
+
+    def stop(self) -> None:
+        if self._listener is not None:
+            try:
+                self._listener.shutdown(socket.SHUT_RDWR)  # wakes the thread blocked in accept
+            except OSError:
+                pass
+            self._listener.close()
+            self._listener = None
+        for sock in self._sockets:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            sock.close()
+        self._sockets.clear()
+
+    def _accept(self, listener: socket.socket) -> None:
+        while True:
+            try:
+                client, _ = listener.accept()
+            except OSError:
+                return
+            upstream = socket.create_connection(self.target)
+            self._sockets += [client, upstream]
+            for a, b in ((client, upstream), (upstream, client)):
+                threading.Thread(target=self._pipe, args=(a, b), daemon=True).start()
+
+    @staticmethod
+    def _pipe(source: socket.socket, sink: socket.socket) -> None:
+        try:
+            while data := source.recv(65536):
+                sink.sendall(data)
+        except OSError:
+            pass
+        finally:
+            try:
+                sink.shutdown(socket.SHUT_WR)
+            except OSError:
+                pass
+
+
+def http_get(
+    port: int, path: str, headers: dict[str, str] | None = None
+) -> tuple[int, dict, float]:
+    """GET from a local server: (status, JSON body, seconds taken)."""
+    started = time.monotonic()
+    request = urllib.request.Request(f"http://127.0.0.1:{port}{path}", headers=headers or {})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:  # noqa: S310 - loopback
+            status, body = response.status, response.read()
+    except urllib.error.HTTPError as error:
+        status, body = error.code, error.read()
+    return status, json.loads(body), time.monotonic() - started
+
+
+@contextmanager
+def gunicorn_server(env: dict[str, str]):
+    """A real gunicorn (one worker) on a free loopback port: the real request life cycle."""
+    port = closed_port()
+    server = subprocess.Popen(
+        [str(Path(sys.executable).parent / "gunicorn"), "openstartup.wsgi"]
+        + ["--bind", f"127.0.0.1:{port}", "--workers", "1"],
+        cwd=ROOT,
+        env={**os.environ, "WEB_CONCURRENCY": "1", **env},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        for _ in range(200):
+            if not _port_free(port):
+                break
+            time.sleep(0.05)
+        yield port
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+@pytest.mark.skipif(not ON_POSTGRES, reason="needs PostgreSQL (DATABASE_URL)")
+@pytest.mark.django_db(transaction=True)
+def test_postgresql_going_away_gives_503_and_service_resumes_without_a_restart():
+    """gunicorn reaches PostgreSQL through a TCP proxy we stop and start: the real server,
+    which others use, is never touched."""
+    make_startup(name="Survivor", mrr=77)
+    db = connection.settings_dict
+    proxy = TcpProxy((db["HOST"] or "127.0.0.1", int(db["PORT"] or 5432)))
+    proxy.start()
+    url = f"postgres://{db['USER']}@127.0.0.1:{proxy.port}/{db['NAME']}"
+    env = {
+        "DATABASE_URL": url,
+        "DB_CONNECT_TIMEOUT": "2",
+        "REDIS_URL": "",
+        "GUNICORN_ACCESS_LOG": "",
+    }
+    try:
+        with gunicorn_server(env) as port:
+            status, body, _ = http_get(port, "/api/v1/startups")
+            assert status == 200
+            assert body["data"][0]["name"] == "Survivor"
+            proxy.stop()  # PostgreSQL "goes down" under an open, persistent connection
+            for _ in range(3):
+                status, body, seconds = http_get(port, "/api/v1/startups")
+                assert (status, body["error"]["code"]) == (503, "service_unavailable")
+                assert seconds < 5
+            assert http_get(port, "/readyz")[0] == 503
+            proxy.start()  # ... and comes back: no restart
+            assert http_get(port, "/readyz")[0] == 200
+            status, body, _ = http_get(port, "/api/v1/startups")
+            assert status == 200
+            assert body["data"][0]["name"] == "Survivor"
+    finally:
+        proxy.stop()
+        _wait_for_other_sessions_to_end()
+
+
+def _wait_for_other_sessions_to_end() -> None:
+    """The backends that served the proxied connections exit a moment after the proxy drops
+    them; the test database can only be dropped at teardown once they have."""
+    for _ in range(100):
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT count(*) FROM pg_stat_activity "
+                "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            )
+            if cursor.fetchone()[0] == 0:
+                return
+        time.sleep(0.05)
