@@ -1,6 +1,6 @@
 from django.conf import settings
 from django.contrib import admin
-from django.urls import include, path, re_path
+from django.urls import include, path, re_path, register_converter
 from django.views.generic import RedirectView, TemplateView
 from drf_spectacular.renderers import OpenApiJsonRenderer2
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
@@ -8,8 +8,11 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from aisurface import views as ai_views
 from mcpserver import views as mcp_views
 from openstartup import health
+from openstartup.converters import AnyTextConverter
 from quota.plans import FREE, PRO
 from startups import views as startup_views
+
+register_converter(AnyTextConverter, "anytext")
 
 handler400 = "openstartup.errors.handler400"
 handler404 = "openstartup.errors.handler404"
@@ -20,16 +23,16 @@ urlpatterns = [
     path("healthz", health.healthz, name="healthz"),
     path("readyz", health.readyz, name="readyz"),
     re_path(r"^api/v1/startups/?$", startup_views.StartupListView.as_view(), name="startup-list"),
-    # <path:> so that any slug text, slashes included, reaches the view and its JSON 404.
+    # <anytext:> so that any slug text, slashes and newlines included, reaches the view.
     path(
-        "api/v1/startups/<path:slug>",
+        "api/v1/startups/<anytext:slug>",
         startup_views.StartupDetailView.as_view(),
         name="startup-detail",
     ),
     path("startups/<path:slug>", startup_views.profile_page, name="startup-profile"),
     # /api/ai: the curated AI-enabled set, snake_case, shared cache.
     re_path(r"^api/ai/discovery/?$", ai_views.AiDiscoveryView.as_view(), name="ai-discovery"),
-    path("api/ai/startups/<path:slug>", ai_views.AiProfileView.as_view(), name="ai-profile"),
+    path("api/ai/startups/<anytext:slug>", ai_views.AiProfileView.as_view(), name="ai-profile"),
     # Exactly /api/mcp (a trailing slash is served too, never redirected: clients do not follow
     # redirects on POST).
     re_path(r"^api/mcp/?$", mcp_views.mcp_endpoint, name="mcp"),

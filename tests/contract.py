@@ -37,9 +37,9 @@ class Operation:
 def _operations() -> list[Operation]:
     operations = []
     for template, item in openapi_document()["paths"].items():
-        regex = re.sub(r"\\\{(\w+)\\\}", r"(?P<\1>.+)", re.escape(template))
+        regex = re.sub(r"\\\{(\w+)\\\}", r"(?P<\1>(?s:.+))", re.escape(template))
         # Routes serve the canonical path and the same path with a trailing slash.
-        operations.append(Operation(template, re.compile(f"^{regex}/?$"), item))
+        operations.append(Operation(template, re.compile(f"{regex}/?"), item))
     return operations
 
 
@@ -66,7 +66,7 @@ def violations_of(request: HttpRequest, response: HttpResponse) -> list[str]:
     method = request.method.lower()
     if method == "options":
         return []  # CORS preflight and DRF metadata: not part of the contract
-    operation = next((op for op in _operations() if op.pattern.match(path)), None)
+    operation = next((op for op in _operations() if op.pattern.fullmatch(path)), None)
     if operation is None:
         return []  # unknown paths: the JSON 404 of errors.handler404 (tested on its own)
     # HEAD answers like GET; other methods get the GET operation's documented 405.

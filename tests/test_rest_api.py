@@ -345,6 +345,7 @@ def test_the_list_cache_can_be_turned_off(client, twelve, settings, django_asser
         ("/api/v1/startups/%C3%BCml%C3%A4ut", "ümläut"),
         ("/api/v1/startups/100%25", "100%"),
         ("/api/v1/startups/a/b", "a/b"),
+        ("/api/v1/startups/a%0Ab", "a\nb"),
     ],
 )
 def test_unknown_slug_is_a_json_404_naming_the_slug(client, path, slug):
