@@ -95,9 +95,7 @@ class AiDiscoveryView(APIView):
         examples=[OpenApiExample("An index", value=_DISCOVERY_EXAMPLE, response_only=True)],
     )
     def get(self, request: Request) -> Response:
-        params = AiDiscoveryFilterSerializer(data=request.query_params)
-        params.is_valid()
-        filters = params.filters()
+        filters = AiDiscoveryFilterSerializer.parse(request.query_params)
 
         def build() -> dict:
             startups = ai_startup_list(**filters)

@@ -412,9 +412,14 @@ class AiDiscoveryFilterSerializer(serializers.Serializer):
         "whose owner is not; any other value is ignored.",
     )
 
-    def filters(self) -> dict[str, Any]:
-        data = self.validated_data
-        return {key: data.get(key) for key in ("category", "industry", "verified")}
+    @classmethod
+    def parse(cls, query_params) -> dict[str, Any]:
+        """The filters, through the declared (lenient, never failing) fields, without building
+        a serializer instance: this runs on every cached /api/ai/discovery hit."""
+        return {
+            name: field.to_internal_value(query_params[name]) if name in query_params else None
+            for name, field in cls._declared_fields.items()
+        }
 
 
 # schema.org type of every AI profile: a startup is an organization (its products are not
