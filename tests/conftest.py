@@ -5,6 +5,7 @@ from rest_framework.test import APIClient
 
 from tests.contract import violations_of
 from tests.factories import make_api_key
+from tests.verification_fakes import FakeProviders
 
 
 @pytest.fixture(autouse=True)
@@ -46,3 +47,12 @@ def api_key(db):
 @pytest.fixture
 def api_client() -> APIClient:
     return APIClient()
+
+
+@pytest.fixture
+def fake_providers(settings):
+    """The local fake payment-provider APIs, with retries that wait milliseconds, not seconds."""
+    settings.PROVIDER_HTTP_BACKOFF_SECONDS = 0.001
+    settings.PROVIDER_HTTP_MAX_WAIT_SECONDS = 0.01
+    with FakeProviders() as server:
+        yield server

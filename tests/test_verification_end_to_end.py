@@ -13,6 +13,7 @@ from django.utils import timezone
 
 from startups.models import Startup
 from tests.verification_fakes import (
+    NOW,
     FakeProviders,
     gumroad_routes,
     lemonsqueezy_routes,
@@ -21,7 +22,6 @@ from tests.verification_fakes import (
 )
 from verification.models import ProviderConnection
 
-NOW = datetime(2026, 11, 15, 12, 0, tzinfo=UTC)
 pytestmark = pytest.mark.django_db
 
 KEYS = {
@@ -33,12 +33,10 @@ KEYS = {
 
 
 @pytest.fixture
-def fake(settings, monkeypatch):
-    settings.PROVIDER_HTTP_BACKOFF_SECONDS = 0.001
-    settings.PROVIDER_HTTP_MAX_WAIT_SECONDS = 0.01
+def fake(fake_providers, monkeypatch):
+    """The fake providers, with the clock stopped at NOW for the commands."""
     monkeypatch.setattr(timezone, "now", lambda: NOW)
-    with FakeProviders() as server:
-        yield server
+    return fake_providers
 
 
 def connect(fake: FakeProviders, slug: str, provider: str, routes: dict, monkeypatch) -> None:

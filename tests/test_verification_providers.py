@@ -3,12 +3,11 @@
 Time is fixed at NOW (2026-11-15 12:00 UTC). Every expected number is worked out in comments.
 """
 
-from datetime import UTC, datetime
-
 import pytest
 
 from startups.models import MonthlyRevenue, Startup
 from tests.verification_fakes import (
+    NOW,
     FakeProviders,
     failing_first,
     gumroad_routes,
@@ -18,23 +17,16 @@ from tests.verification_fakes import (
 from verification.models import ProviderConnection
 from verification.services import provider_connection_connect, revenue_sync
 
-NOW = datetime(2026, 11, 15, 12, 0, tzinfo=UTC)
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def fake(settings):
-    settings.PROVIDER_HTTP_BACKOFF_SECONDS = 0.001
-    settings.PROVIDER_HTTP_MAX_WAIT_SECONDS = 0.01
-    with FakeProviders() as server:
-        yield server
-
-
-def connect_and_sync(fake: FakeProviders, *, provider: str, routes: dict, slug: str) -> Startup:
+def connect_and_sync(
+    fake_providers: FakeProviders, *, provider: str, routes: dict, slug: str
+) -> Startup:
     startup = Startup.objects.create(name=slug.title(), slug=slug)
-    fake.account(f"key_{slug}", routes)
+    fake_providers.account(f"key_{slug}", routes)
     connection = provider_connection_connect(
-        startup=startup, provider=provider, raw_key=f"key_{slug}", api_base=fake.base_url
+        startup=startup, provider=provider, raw_key=f"key_{slug}", api_base=fake_providers.base_url
     )
     revenue_sync(connection=connection, now=NOW)
     assert connection.status == ProviderConnection.Status.OK, connection.last_error
@@ -94,7 +86,7 @@ def ls_payment(pid: int, total: int, created: str, **extra: object) -> dict:
     }
 
 
-def test_lemonsqueezy_mrr_and_months(fake):
+def test_lemonsqueezy_mrr_and_months(fake_providers):
     # MRR: $15/month x 2 seats = 30.00; $120/year = 10.00; past_due $5 = 5.00;
     # on_trial $50, usage-based $7, cancelled $9 do not count. MRR = 45, ARR = 540.
     # Money: order Oct 3 $15, refunded $15 on Nov 2 (counts in November);
@@ -139,7 +131,7 @@ def test_lemonsqueezy_mrr_and_months(fake):
             ls_payment(2, 3000, "2026-11-03T10:00:00.000000Z", billing_reason="renewal"),
         ],
     )
-    startup = connect_and_sync(fake, provider="lemonsqueezy", routes=routes, slug="lemon")
+    startup = connect_and_sync(fake_providers, provider="lemonsqueezy", routes=routes, slug="lemon")
     verification = startup.verification
     assert (verification.provider, verification.mrr, verification.arr) == ("lemonsqueezy", 45, 540)
     assert rows(startup) == [("2026-10", 15, 0, 15), ("2026-11", 30, 15, 15)]
@@ -147,7 +139,7 @@ def test_lemonsqueezy_mrr_and_months(fake):
     assert verification.customers == 4
 
 
-def test_lemonsqueezy_reads_every_page(fake):
+def test_lemonsqueezy_reads_every_page(fake_providers):
     # 250 subscriptions at $4/month: pages of 100 -> 3 pages; MRR = 1,000.
     routes = lemonsqueezy_routes(
         stores=[{"id": 1, "currency": "USD"}],
@@ -156,15 +148,15 @@ def test_lemonsqueezy_reads_every_page(fake):
         orders=[],
         invoices=[],
     )
-    startup = connect_and_sync(fake, provider="lemonsqueezy", routes=routes, slug="pages")
+    startup = connect_and_sync(fake_providers, provider="lemonsqueezy", routes=routes, slug="pages")
     assert startup.verification.mrr == 1000
-    assert fake.calls("/v1/subscriptions") == 3
+    assert fake_providers.calls("/v1/subscriptions") == 3
 
 
 # --- Polar -------------------------------------------------------------------------------------
 
 
-def test_polar_figures_come_from_the_metrics_endpoint(fake):
+def test_polar_figures_come_from_the_metrics_endpoint(fake_providers):
     # Monthly periods (US cents): Sep 0 (before the first sale: not history), Oct 5,000, Nov 7,050.
     # Refunds: $20 on Nov 5 of an October order (counts in November); a failed one is ignored.
     #   2026-10: gross 50,               refunds 0,  net 50
@@ -209,16 +201,16 @@ def test_polar_figures_come_from_the_metrics_endpoint(fake):
         ],
         customers=[{"id": f"cus_{n}"} for n in range(150)],
     )
-    startup = connect_and_sync(fake, provider="polar", routes=routes, slug="bear")
+    startup = connect_and_sync(fake_providers, provider="polar", routes=routes, slug="bear")
     verification = startup.verification
     assert (verification.mrr, verification.arr) == (60, 720)
     assert rows(startup) == [("2026-10", 50, 0, 50), ("2026-11", 71, 20, 51)]
     assert (verification.total_revenue, verification.last_30_days) == (101, 25)
     assert verification.customers == 150
-    assert fake.calls("/v1/customers/") == 2
+    assert fake_providers.calls("/v1/customers/") == 2
 
 
-def test_polar_429_then_success(fake):
+def test_polar_429_then_success(fake_providers):
     # The metrics limits call is throttled once; the retry succeeds. MRR 1,000 cents = 10.
     routes = polar_routes(
         min_date="2026-11-01",
@@ -233,9 +225,9 @@ def test_polar_429_then_success(fake):
         customers=[{"id": "cus_1"}],
     )
     routes["/v1/metrics/limits"] = failing_first(routes["/v1/metrics/limits"], status=429)
-    startup = connect_and_sync(fake, provider="polar", routes=routes, slug="slow")
+    startup = connect_and_sync(fake_providers, provider="polar", routes=routes, slug="slow")
     assert startup.verification.mrr == 10
-    assert fake.calls("/v1/metrics/limits") == 2
+    assert fake_providers.calls("/v1/metrics/limits") == 2
 
 
 # --- Gumroad (no subscription data) ------------------------------------------------------------
@@ -254,7 +246,7 @@ def sale(sid: int, price: int, created: str, **extra: object) -> dict:
     }
 
 
-def test_gumroad_has_total_revenue_but_no_mrr(fake):
+def test_gumroad_has_total_revenue_but_no_mrr(fake_providers):
     # 12 sales over two pages (10 + 2):
     #   Sep 5: 10 x $20 = $200; one of them ($20) refunded on Oct 2 (refund date given).
     #   Oct 20: $35, partially refunded: $10 still refundable -> $25 refunded, no refund date,
@@ -280,7 +272,7 @@ def test_gumroad_has_total_revenue_but_no_mrr(fake):
     )
     sales.append(sale(11, 3000, "2026-11-01T10:00:00Z", currency="jpy"))
     startup = connect_and_sync(
-        fake, provider="gumroad", routes=gumroad_routes(sales=sales), slug="road"
+        fake_providers, provider="gumroad", routes=gumroad_routes(sales=sales), slug="road"
     )
     verification = startup.verification
     assert (verification.mrr, verification.arr) == (None, None)
@@ -292,13 +284,16 @@ def test_gumroad_has_total_revenue_but_no_mrr(fake):
     ]
     assert (verification.total_revenue, verification.last_30_days) == (210, 30)
     assert verification.customers == 3
-    assert fake.calls("/v2/sales") == 2
+    assert fake_providers.calls("/v2/sales") == 2
 
 
-def test_gumroad_revoked_key_is_reported(fake):
+def test_gumroad_revoked_key_is_reported(fake_providers):
     startup = Startup.objects.create(name="Gone", slug="gone")
     connection = provider_connection_connect(
-        startup=startup, provider="gumroad", raw_key="never-issued", api_base=fake.base_url
+        startup=startup,
+        provider="gumroad",
+        raw_key="never-issued",
+        api_base=fake_providers.base_url,
     )
     revenue_sync(connection=connection, now=NOW)
     assert connection.status == ProviderConnection.Status.KEY_REVOKED

@@ -9,20 +9,11 @@ from datetime import UTC, datetime
 import pytest
 
 from startups.models import MonthlyRevenue, Startup, Verification
-from tests.verification_fakes import FakeProviders, always, failing_first, stripe_routes
+from tests.verification_fakes import NOW, FakeProviders, always, failing_first, stripe_routes
 from verification.models import ProviderConnection
 from verification.services import provider_connection_connect, revenue_sync
 
-NOW = datetime(2026, 11, 15, 12, 0, tzinfo=UTC)
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def fake(settings):
-    settings.PROVIDER_HTTP_BACKOFF_SECONDS = 0.001
-    settings.PROVIDER_HTTP_MAX_WAIT_SECONDS = 0.01
-    with FakeProviders() as server:
-        yield server
 
 
 def ts(year: int, month: int, day: int) -> int:
@@ -82,15 +73,17 @@ def txn(tid: str, kind: str, amount: int, created: int, currency: str = "usd") -
     return {"id": tid, "type": kind, "amount": amount, "currency": currency, "created": created}
 
 
-def sync(fake: FakeProviders, *, subscriptions=(), transactions=(), slug="acme") -> Startup:
+def sync(
+    fake_providers: FakeProviders, *, subscriptions=(), transactions=(), slug="acme"
+) -> Startup:
     startup = Startup.objects.create(name=slug.title(), slug=slug, mrr=999, arr=11988)
     token = f"rk_test_{slug}"
-    fake.account(
+    fake_providers.account(
         token,
         stripe_routes(subscriptions=list(subscriptions), balance_transactions=list(transactions)),
     )
     connection = provider_connection_connect(
-        startup=startup, provider="stripe", raw_key=token, api_base=fake.base_url
+        startup=startup, provider="stripe", raw_key=token, api_base=fake_providers.base_url
     )
     revenue_sync(connection=connection, now=NOW)
     connection.refresh_from_db()
@@ -106,10 +99,10 @@ def rows(startup: Startup) -> list[tuple[str, int, int, int]]:
     ]
 
 
-def test_monthly_and_annual_plans_are_normalised_to_a_month(fake):
+def test_monthly_and_annual_plans_are_normalised_to_a_month(fake_providers):
     # $29/month -> 29.00; $240/year -> 240 / 12 = 20.00. MRR = 49, ARR = 12 x 49 = 588.
     startup = sync(
-        fake,
+        fake_providers,
         subscriptions=[
             subscription("sub_m", (price(2900), 1)),
             subscription("sub_y", (price(24000, "year"), 1)),
@@ -120,10 +113,10 @@ def test_monthly_and_annual_plans_are_normalised_to_a_month(fake):
     assert startup.verification.customers == 2
 
 
-def test_quantity_and_interval_count_multiply_through(fake):
+def test_quantity_and_interval_count_multiply_through(fake_providers):
     # 5 seats x $10/month = 50.00; $90 every 3 months = 30.00. MRR = 80.
     startup = sync(
-        fake,
+        fake_providers,
         subscriptions=[
             subscription("sub_seats", (price(1000), 5)),
             subscription("sub_quarter", (price(9000, "month", count=3), 1)),
@@ -132,13 +125,13 @@ def test_quantity_and_interval_count_multiply_through(fake):
     assert startup.verification.mrr == 80
 
 
-def test_trials_are_not_revenue(fake):
+def test_trials_are_not_revenue(fake_providers):
     # Only the active $30 counts. The $100 `trialing` subscription is excluded (and never asked
     # for); an `active` $70 one whose trial_end is still ahead is excluded too. MRR = 30.
     still_in_trial = subscription("sub_trial_active", (price(7000), 1))
     still_in_trial["trial_end"] = ts(2026, 11, 20)
     startup = sync(
-        fake,
+        fake_providers,
         subscriptions=[
             subscription("sub_paid", (price(3000), 1)),
             subscription("sub_trial", (price(10000), 1), status="trialing"),
@@ -149,10 +142,10 @@ def test_trials_are_not_revenue(fake):
     assert startup.verification.customers == 1
 
 
-def test_past_due_counts_and_metered_prices_do_not(fake):
+def test_past_due_counts_and_metered_prices_do_not(fake_providers):
     # Active $20 licensed + a metered item (no fixed amount): 20. Past-due $15: 15. MRR = 35.
     startup = sync(
-        fake,
+        fake_providers,
         subscriptions=[
             subscription("sub_mixed", (price(2000), 1), (price(5, usage="metered"), 1)),
             subscription("sub_late", (price(1500), 1), status="past_due"),
@@ -161,7 +154,7 @@ def test_past_due_counts_and_metered_prices_do_not(fake):
     assert startup.verification.mrr == 35
 
 
-def test_tax_is_never_part_of_mrr(fake):
+def test_tax_is_never_part_of_mrr(fake_providers):
     # $121/month tax-inclusive with a 21% inclusive VAT rate: 121 / 1.21 = 100.00.
     # $50/month tax-exclusive with a 20% exclusive rate: Stripe adds the tax on top, MRR 50.00.
     # MRR = 150.
@@ -173,17 +166,17 @@ def test_tax_is_never_part_of_mrr(fake):
     with_vat["default_tax_rates"] = [vat_in]
     without = subscription("sub_plain", (exclusive, 1))
     without["default_tax_rates"] = [vat_out]
-    startup = sync(fake, subscriptions=[with_vat, without])
+    startup = sync(fake_providers, subscriptions=[with_vat, without])
     assert startup.verification.mrr == 150
 
 
-def test_only_forever_coupons_reduce_mrr(fake):
+def test_only_forever_coupons_reduce_mrr(fake_providers):
     # $100 with a forever 25% coupon -> 75.00
     # $100 with a once 50% coupon    -> 100.00 (the coupon ends, Stripe's MRR ignores it)
     # $1,200/year with $120 off forever -> (1200 - 120) / 12 = 90.00
     # MRR = 75 + 100 + 90 = 265.
     startup = sync(
-        fake,
+        fake_providers,
         subscriptions=[
             subscription(
                 "sub_forever", (price(10000), 1), discounts=[coupon("forever", percent_off=25)]
@@ -199,7 +192,7 @@ def test_only_forever_coupons_reduce_mrr(fake):
     assert startup.verification.mrr == 265
 
 
-def test_a_refund_counts_in_the_month_it_happened(fake):
+def test_a_refund_counts_in_the_month_it_happened(fake_providers):
     # Sep 20 charge $100; Oct 3 charge $50; Oct 5 refund $40 of the September sale;
     # Nov 2 charge $30; the $25 payout is not revenue.
     #   2026-09: gross 100, refunds 0,  net 100
@@ -207,7 +200,7 @@ def test_a_refund_counts_in_the_month_it_happened(fake):
     #   2026-11: gross 30,  refunds 0,  net 30
     # Total revenue = 100 + 10 + 30 = 140. Last 30 days (from Oct 16 12:00): the Nov charge = 30.
     startup = sync(
-        fake,
+        fake_providers,
         transactions=[
             txn("txn_1", "charge", 10000, ts(2026, 9, 20)),
             txn("txn_2", "charge", 5000, ts(2026, 10, 3)),
@@ -227,10 +220,10 @@ def test_a_refund_counts_in_the_month_it_happened(fake):
     assert verification.mrr == 0
 
 
-def test_months_without_money_are_filled_with_zeros(fake):
+def test_months_without_money_are_filled_with_zeros(fake_providers):
     # Jul 10 $10, nothing until Nov 1 $20: Jul..Nov is five months, three of them empty.
     startup = sync(
-        fake,
+        fake_providers,
         transactions=[
             txn("txn_a", "charge", 1000, ts(2026, 7, 10)),
             txn("txn_b", "charge", 2000, ts(2026, 11, 1)),
@@ -245,13 +238,13 @@ def test_months_without_money_are_filled_with_zeros(fake):
     ]
 
 
-def test_zero_and_three_decimal_currencies_convert_once_at_the_end(fake):
+def test_zero_and_three_decimal_currencies_convert_once_at_the_end(fake_providers):
     # ¥1,500/month: JPY has no minor unit, 1500 yen x 0.0067 = 10.05 USD.
     # KWD 5.000/month: 5000 fils = 5 dinars x 3.25 = 16.25 USD.
     # MRR = round(10.05 + 16.25 = 26.30) = 26 (rounded once, not 10 + 16 per currency).
     # Nov 1 charge ¥1,500 = 10.05 and Nov 2 charge KWD 5.000 = 16.25: November gross 26.
     startup = sync(
-        fake,
+        fake_providers,
         subscriptions=[
             subscription("sub_jpy", (price(1500), 1), currency="jpy"),
             subscription("sub_kwd", (price(5000), 1), currency="kwd"),
@@ -268,16 +261,16 @@ def test_zero_and_three_decimal_currencies_convert_once_at_the_end(fake):
     assert connection.fx_rates["KWD"] == {"rate": "3.25", "date": "2026-11-01"}
 
 
-def test_250_subscriptions_are_read_over_three_pages(fake):
+def test_250_subscriptions_are_read_over_three_pages(fake_providers):
     # 250 x $10/month = 2,500; Stripe pages hold 100, so 100 + 100 + 50.
     subscriptions = [subscription(f"sub_{n:03d}", (price(1000), 1)) for n in range(250)]
-    startup = sync(fake, subscriptions=subscriptions)
+    startup = sync(fake_providers, subscriptions=subscriptions)
     assert startup.verification.mrr == 2500
     assert startup.verification.customers == 250
-    assert fake.calls("/v1/subscriptions", status="active") == 3
+    assert fake_providers.calls("/v1/subscriptions", status="active") == 3
 
 
-def test_a_429_is_retried_and_then_succeeds(fake):
+def test_a_429_is_retried_and_then_succeeds(fake_providers):
     # The first balance-transactions call gets 429 + Retry-After; the retry gets the data.
     startup = Startup.objects.create(name="Busy", slug="busy")
     routes = stripe_routes(
@@ -287,25 +280,25 @@ def test_a_429_is_retried_and_then_succeeds(fake):
     routes["/v1/balance_transactions"] = failing_first(
         routes["/v1/balance_transactions"], status=429
     )
-    fake.account("rk_busy", routes)
+    fake_providers.account("rk_busy", routes)
     connection = provider_connection_connect(
-        startup=startup, provider="stripe", raw_key="rk_busy", api_base=fake.base_url
+        startup=startup, provider="stripe", raw_key="rk_busy", api_base=fake_providers.base_url
     )
     revenue_sync(connection=connection, now=NOW)
     assert connection.status == ProviderConnection.Status.OK
-    assert fake.calls("/v1/balance_transactions") == 2
+    assert fake_providers.calls("/v1/balance_transactions") == 2
     assert Verification.objects.get(startup=startup).mrr == 49
 
 
-def test_a_revoked_key_keeps_the_last_good_figures(fake):
+def test_a_revoked_key_keeps_the_last_good_figures(fake_providers):
     # First sync: MRR 49, November gross 49. Then the key is revoked: 401 on the next sync.
     startup = sync(
-        fake,
+        fake_providers,
         subscriptions=[subscription("sub_1", (price(4900), 1))],
         transactions=[txn("txn_1", "charge", 4900, ts(2026, 11, 1))],
     )
     connection = ProviderConnection.objects.get(startup=startup)
-    fake.revoke("rk_test_acme")
+    fake_providers.revoke("rk_test_acme")
     later = datetime(2026, 11, 16, 12, tzinfo=UTC)
     revenue_sync(connection=connection, now=later)
     connection.refresh_from_db()
@@ -319,9 +312,9 @@ def test_a_revoked_key_keeps_the_last_good_figures(fake):
     assert rows(startup) == [("2026-11", 49, 0, 49)]
 
 
-def test_a_provider_that_stays_down_marks_figures_stale_without_zeroing_them(fake):
-    startup = sync(fake, subscriptions=[subscription("sub_1", (price(4900), 1))])
-    fake.accounts["rk_test_acme"]["/v1/subscriptions"] = always(503)
+def test_a_provider_that_stays_down_marks_figures_stale_without_zeroing_them(fake_providers):
+    startup = sync(fake_providers, subscriptions=[subscription("sub_1", (price(4900), 1))])
+    fake_providers.accounts["rk_test_acme"]["/v1/subscriptions"] = always(503)
     connection = ProviderConnection.objects.get(startup=startup)
     revenue_sync(connection=connection, now=datetime(2026, 11, 16, tzinfo=UTC))
     assert connection.status == ProviderConnection.Status.STALE
@@ -330,11 +323,11 @@ def test_a_provider_that_stays_down_marks_figures_stale_without_zeroing_them(fak
     assert startup.mrr == 49 and startup.verification.mrr == 49
 
 
-def test_a_self_reported_startup_becomes_verified_only_after_a_sync(fake):
+def test_a_self_reported_startup_becomes_verified_only_after_a_sync(fake_providers):
     startup = Startup.objects.create(name="Solo", slug="solo", mrr=5000)
-    fake.account("rk_solo", stripe_routes(subscriptions=[], balance_transactions=[]))
+    fake_providers.account("rk_solo", stripe_routes(subscriptions=[], balance_transactions=[]))
     connection = provider_connection_connect(
-        startup=startup, provider="stripe", raw_key="rk_solo", api_base=fake.base_url
+        startup=startup, provider="stripe", raw_key="rk_solo", api_base=fake_providers.base_url
     )
     assert not Verification.objects.filter(startup=startup).exists()
     revenue_sync(connection=connection, now=NOW)
@@ -343,14 +336,14 @@ def test_a_self_reported_startup_becomes_verified_only_after_a_sync(fake):
     assert startup.mrr == 0 and startup.verification.mrr == 0
 
 
-def test_a_second_sync_replaces_the_figures_instead_of_adding_to_them(fake):
+def test_a_second_sync_replaces_the_figures_instead_of_adding_to_them(fake_providers):
     # First sync: $49 MRR, October $49. Then the subscription is gone and November has $10.
     startup = sync(
-        fake,
+        fake_providers,
         subscriptions=[subscription("sub_1", (price(4900), 1))],
         transactions=[txn("txn_1", "charge", 4900, ts(2026, 10, 1))],
     )
-    fake.account(
+    fake_providers.account(
         "rk_test_acme",
         stripe_routes(
             subscriptions=[],
@@ -368,19 +361,21 @@ def test_a_second_sync_replaces_the_figures_instead_of_adding_to_them(fake):
     assert Verification.objects.filter(startup=startup).count() == 1
 
 
-def test_the_rate_table_can_be_replaced_in_settings(fake, settings):
+def test_the_rate_table_can_be_replaced_in_settings(fake_providers, settings):
     # EUR at 1.10 from settings: €30/month = 33.00 USD, recorded with the settings' date.
     settings.REVENUE_FX_RATES = {"EUR": "1.10"}
     settings.REVENUE_FX_RATES_DATE = "2026-11-10"
-    startup = sync(fake, subscriptions=[subscription("sub_eur", (price(3000), 1), currency="eur")])
+    startup = sync(
+        fake_providers, subscriptions=[subscription("sub_eur", (price(3000), 1), currency="eur")]
+    )
     assert startup.verification.mrr == 33
     connection = ProviderConnection.objects.get(startup=startup)
     assert connection.fx_rates == {"EUR": {"rate": "1.10", "date": "2026-11-10"}}
 
 
-def test_a_currency_without_a_rate_is_an_error_that_keeps_the_figures(fake, settings):
-    startup = sync(fake, subscriptions=[subscription("sub_1", (price(4900), 1))])
-    fake.account(
+def test_a_currency_without_a_rate_is_an_error_that_keeps_the_figures(fake_providers, settings):
+    startup = sync(fake_providers, subscriptions=[subscription("sub_1", (price(4900), 1))])
+    fake_providers.account(
         "rk_test_acme",
         stripe_routes(
             subscriptions=[subscription("sub_1", (price(4900), 1), currency="xyz")],

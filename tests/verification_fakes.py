@@ -8,9 +8,13 @@ providers answer. Pagination follows each provider's real scheme.
 import json
 import threading
 from collections.abc import Callable
+from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
+
+# The moment the golden cases are computed at (their hand-worked months end here).
+NOW = datetime(2026, 11, 15, 12, 0, tzinfo=UTC)
 
 Query = dict[str, list[str]]
 Answer = tuple[int, dict[str, str], Any]
