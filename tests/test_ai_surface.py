@@ -10,6 +10,8 @@ from django.core.cache import cache
 from django.test import Client
 from django.utils import timezone
 
+from apikeys.services import api_key_revoke
+from quota.models import MonthlyUsage
 from tests.factories import (
     make_ai_startup,
     make_founder,
@@ -473,8 +475,6 @@ def test_wrong_api_key_gets_401_on_the_ai_surface(client, headers):
 
 
 def test_revoked_key_gets_401_and_a_good_key_spends_nothing(client, api_key):
-    from quota.models import MonthlyUsage
-
     key, raw = api_key
     make_ai_startup(slug="acme")
     for _ in range(3):
@@ -483,8 +483,6 @@ def test_revoked_key_gets_401_and_a_good_key_spends_nothing(client, api_key):
     assert not MonthlyUsage.objects.filter(used__gt=0).exists()
     client.get("/api/v1/startups/acme", headers={"X-API-Key": raw})
     assert MonthlyUsage.objects.get(account=key.account).used == 1
-    from apikeys.services import api_key_revoke
-
     api_key_revoke(api_key=key)
     response = client.get("/api/ai/discovery", headers={"X-API-Key": raw})
     assert response.status_code == 401

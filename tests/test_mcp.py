@@ -11,6 +11,7 @@ from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
 from mcpserver.protocol import HANDSHAKE_VERSIONS
+from quota.models import MonthlyUsage
 from tests.factories import make_ai_startup, make_founder, make_social, make_verification
 
 URL = "/api/mcp"
@@ -471,8 +472,6 @@ def test_wrong_api_key_gets_401(client, headers):
 
 
 def test_valid_key_is_served_and_spends_no_allowance(client, api_key):
-    from quota.models import MonthlyUsage
-
     _, raw = api_key
     response = post(
         client,

@@ -4,7 +4,6 @@ Connectors never convert: they add minor units per currency (`Money`). Conversio
 at output, with the static rates below; `docs/methodology.md` explains the arithmetic.
 """
 
-from collections import defaultdict
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 
@@ -78,14 +77,6 @@ def exchange_rate(currency: str) -> Rate:
 def money_add(money: Money, currency: str, minor: Decimal | int) -> None:
     code = currency.upper()
     money[code] = money.get(code, Decimal(0)) + Decimal(minor)
-
-
-def money_sum(*amounts: Money) -> Money:
-    total: Money = defaultdict(Decimal)
-    for money in amounts:
-        for code, minor in money.items():
-            total[code] += minor
-    return dict(total)
 
 
 def usd_exact(money: Money) -> Decimal:
