@@ -4,6 +4,11 @@ The cache holds only what every caller sees (the curated AI set rendered for one
 anything per caller. Entries live `AI_CACHE_SECONDS`; the `Age` header tells HTTP caches how old
 an entry already is, so a change shows everywhere within that many seconds at most. With Redis
 down (IGNORE_EXCEPTIONS) every request is simply a miss served from the database.
+
+Each process also mirrors the entries it served for up to `AI_LOCAL_SECONDS`, never past the
+shared entry's own expiry, so a hit costs no round trip to Redis. Servers agree on an entry:
+the first to build one stores it with `add`, and a server that loses that race serves the
+winner's copy.
 """
 
 import hashlib
@@ -22,6 +27,40 @@ from openstartup.formats import site_url
 from startups.renderers import JSONRenderer
 
 CACHE_VERSION = "ai-v2"
+# How long a process answers from its own mirror of a shared entry before reading it again.
+AI_LOCAL_SECONDS = 10
+_MAX_LOCAL_ENTRIES = 1_000
+_local: dict[str, tuple[float, dict]] = {}
+
+
+def clear_local() -> None:
+    """Forget this process's mirrors (with `cache.clear()`, what expiry does)."""
+    _local.clear()
+
+
+def _shared_entry(key: str, seconds: int, build: Callable[[], dict]) -> dict:
+    entry = cache.get(key)
+    if entry is None:
+        body = JSONRenderer().render(build())
+        digest = hashlib.sha256(body).hexdigest()[:32]
+        entry = {"body": body, "etag": f'"{digest}"', "built": time.time()}
+        if not cache.add(key, entry, timeout=seconds):
+            # Another server stored one first: serve that, so every server gives one answer.
+            entry = cache.get(key) or entry
+    return entry
+
+
+def _entry(key: str, build: Callable[[], dict]) -> dict:
+    seconds = settings.AI_CACHE_SECONDS
+    now = time.time()
+    mirrored = _local.get(key)
+    if mirrored is not None and mirrored[0] > now:
+        return mirrored[1]
+    entry = _shared_entry(key, seconds, build)
+    if len(_local) >= _MAX_LOCAL_ENTRIES:
+        _local.clear()
+    _local[key] = (min(now + AI_LOCAL_SECONDS, entry["built"] + seconds), entry)
+    return entry
 
 
 def _cache_key(request: Request, parts: dict) -> str:
@@ -38,13 +77,7 @@ def cached_response(request: Request, *, parts: dict, build: Callable[[], dict])
     a tree of dicts nor renders it again.
     """
     seconds = settings.AI_CACHE_SECONDS
-    key = _cache_key(request, parts)
-    entry = cache.get(key)
-    if entry is None:
-        body = JSONRenderer().render(build())
-        digest = hashlib.sha256(body).hexdigest()[:32]
-        entry = {"body": body, "etag": f'"{digest}"', "built": time.time()}
-        cache.set(key, entry, timeout=seconds)
+    entry = _entry(_cache_key(request, parts), build)
     age = max(0, int(time.time() - entry["built"]))
     headers = {
         "ETag": entry["etag"],

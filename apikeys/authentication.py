@@ -4,9 +4,7 @@ from django.http import HttpRequest
 from rest_framework.authentication import BaseAuthentication
 from rest_framework.request import Request
 
-from accounts.models import User
-from apikeys.models import ApiKey
-from apikeys.services import api_key_authenticate
+from apikeys.services import KeyAccount, api_key_authenticate
 from openstartup.errors import InvalidApiKey
 
 
@@ -35,18 +33,18 @@ def raw_key_from(request: HttpRequest) -> str | None:
 
 
 class ApiKeyAuthentication(BaseAuthentication):
-    """Sets request.user to the key's account and request.auth to the ApiKey."""
+    """Sets request.user and request.auth to the key's account (id and plan)."""
 
-    def authenticate(self, request: Request) -> tuple[User, ApiKey] | None:
+    def authenticate(self, request: Request) -> tuple[KeyAccount, KeyAccount] | None:
         try:
             raw = raw_key_from(request._request)
             if raw is None:
                 return None
-            api_key = api_key_authenticate(raw=raw)
+            account = api_key_authenticate(raw=raw)
         except InvalidApiKey as error:
             error.headers.setdefault("WWW-Authenticate", self.authenticate_header(request))
             raise
-        return api_key.account, api_key
+        return account, account
 
     def authenticate_header(self, request: Request) -> str:
         # Makes DRF answer 401 (not 403) with a WWW-Authenticate challenge.

@@ -5,12 +5,13 @@ from datetime import datetime, timedelta
 from typing import Literal
 
 from django.db import transaction
-from django.db.models import Exists, OuterRef
+from django.db.models import Exists, OuterRef, Subquery
 from django.utils import timezone
 
 from accounts.models import User
 from apikeys import keys
 from apikeys.models import ApiKey, Subscription
+from openstartup import readcache
 from openstartup.errors import InvalidApiKey
 from quota.plans import PlanLimits, plan_for
 
@@ -37,34 +38,81 @@ def api_key_create(*, account: User, name: str = "") -> CreatedKey:
     return CreatedKey(api_key=api_key, raw=raw)
 
 
-def api_key_authenticate(*, raw: str, now: datetime | None = None) -> ApiKey:
-    """Return the active key (with `.account` and the account's `.plan` loaded) that `raw` is,
-    or raise InvalidApiKey.
+@dataclass
+class KeyRecord:
+    """What authenticating a key needs, as kept per process between requests."""
+
+    key_id: int
+    account_id: int
+    allowance_override: int | None
+    pro_until: datetime | None  # end of the latest Pro period running when it was read
+    last_used_at: datetime | None
+
+
+@dataclass(frozen=True)
+class KeyAccount:
+    """A valid key's account, by id, with its plan now: DRF's `request.user` and
+    `request.auth` for keyed requests (no User row is loaded on the hot path)."""
+
+    pk: int
+    key_id: int
+    plan: PlanLimits
+    is_authenticated = True
+
+    @property
+    def account_id(self) -> int:
+        return self.pk
+
+
+# Per-process copies of key lookups, dropped on every server by any key, subscription or
+# account change (apikeys/signals.py and the services below bump the "auth" generation).
+_KEY_LOOKUPS = readcache.LocalCache("auth", max_entries=10_000)
+
+
+def _key_record(*, digest: str, now: datetime) -> KeyRecord | None:
+    row = (
+        ApiKey.objects.filter(digest=digest, revoked_at__isnull=True, account__is_active=True)
+        .annotate(
+            pro_until=Subquery(
+                _active_pro(account=OuterRef("account_id"), now=now)
+                .order_by("-current_period_end")
+                .values("current_period_end")[:1]
+            )
+        )
+        .values_list(
+            "pk", "account_id", "account__monthly_allowance_override", "pro_until", "last_used_at"
+        )
+        .first()
+    )
+    return None if row is None else KeyRecord(*row)
+
+
+def api_key_authenticate(*, raw: str, now: datetime | None = None) -> KeyAccount:
+    """The account (with its plan) of the active key `raw`, or raise InvalidApiKey.
 
     `raw` is the key exactly as the client sent it (no scheme, surrounding whitespace
     stripped). Malformed, unknown, revoked keys and keys of deactivated accounts all raise
     InvalidApiKey (401 `invalid_api_key`); callers must never fall back to anonymous access.
-    Used by the DRF authentication class and the MCP view alike.
+    Used by the DRF authentication class and the MCP view alike. The lookup is one query, or
+    none while this process holds a current copy (openstartup/readcache.py): a revocation or
+    a plan change anywhere shows on the very next request, on every server.
     """
     if not keys.is_well_formed(raw):
         raise InvalidApiKey()
     now = now or timezone.now()
-    # The account's plan comes in the same query (the hot path of every keyed request).
-    api_key = (
-        ApiKey.objects.select_related("account")
-        .annotate(account_pro=Exists(_active_pro(account=OuterRef("account_id"), now=now)))
-        .filter(digest=keys.digest(raw), revoked_at__isnull=True, account__is_active=True)
-        .first()
-    )
-    if api_key is None:
+    digest = keys.digest(raw)
+    record = _KEY_LOOKUPS.get_or_build(digest, lambda: _key_record(digest=digest, now=now))
+    if record is None:
         raise InvalidApiKey()
-    api_key.plan = plan_for(
-        pro=api_key.account_pro, allowance_override=api_key.account.monthly_allowance_override
+    if record.last_used_at is None or now - record.last_used_at >= LAST_USED_RESOLUTION:
+        ApiKey.objects.filter(pk=record.key_id).update(last_used_at=now)
+        record.last_used_at = now
+    pro = record.pro_until is not None and record.pro_until > now
+    return KeyAccount(
+        pk=record.account_id,
+        key_id=record.key_id,
+        plan=plan_for(pro=pro, allowance_override=record.allowance_override),
     )
-    if api_key.last_used_at is None or now - api_key.last_used_at >= LAST_USED_RESOLUTION:
-        ApiKey.objects.filter(pk=api_key.pk).update(last_used_at=now)
-        api_key.last_used_at = now
-    return api_key
 
 
 def api_key_revoke(*, api_key: ApiKey, now: datetime | None = None) -> ApiKey:
@@ -74,6 +122,7 @@ def api_key_revoke(*, api_key: ApiKey, now: datetime | None = None) -> ApiKey:
         ApiKey.objects.filter(pk=api_key.pk, revoked_at__isnull=True).update(
             revoked_at=api_key.revoked_at
         )
+        readcache.bump("auth")
     return api_key
 
 
@@ -126,9 +175,11 @@ def subscription_set(*, account: User, plan: PlanChoice, now: datetime | None = 
         Subscription.objects.create(account=account, current_period_end=now + PRO_PERIOD)
     elif plan == "lapsed":
         Subscription.objects.create(account=account, current_period_end=now - timedelta(days=1))
+    readcache.bump("auth")
 
 
 def account_allowance_set(*, account: User, allowance: int | None) -> None:
     """Set (or with None clear) the account's monthly allowance override (operators only)."""
     account.monthly_allowance_override = allowance
     User.objects.filter(pk=account.pk).update(monthly_allowance_override=allowance)
+    readcache.bump("auth")

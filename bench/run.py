@@ -9,6 +9,8 @@ the targets of issue 5, and writes bench/results.md. Environment (all optional):
     BENCH_PORT          8480
     BENCH_SECONDS       10
     BENCH_COUNT         100000
+    BENCH_ROWS          only these rows, e.g. `1,3f,3g` (for iterating; targets need 1 and 2)
+    BENCH_SKIP_SEED     1: keep the startups already in BENCH_DATABASE_URL (for iterating)
 """
 
 import json
@@ -34,6 +36,8 @@ REDIS_URL = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/9")
 PORT = int(os.environ.get("BENCH_PORT", "8480"))
 SECONDS = int(os.environ.get("BENCH_SECONDS", "10"))
 COUNT = int(os.environ.get("BENCH_COUNT", "100000"))
+ONLY = {row for row in os.environ.get("BENCH_ROWS", "").split(",") if row}
+SKIP_SEED = os.environ.get("BENCH_SKIP_SEED") == "1"
 CONNECTIONS = 8
 WARMUP_SECONDS = 2
 BASE = f"http://127.0.0.1:{PORT}"
@@ -147,9 +151,12 @@ def main() -> None:
     step(f"database {DATABASE_URL}")
     ensure_database()
     manage("migrate", "--noinput")
-    step(f"seeding {COUNT:,} startups")
     started = time.monotonic()
-    seed_output = manage("seed_demo", "--count", str(COUNT)).strip()
+    if SKIP_SEED:
+        seed_output = "skipped (BENCH_SKIP_SEED=1)"
+    else:
+        step(f"seeding {COUNT:,} startups")
+        seed_output = manage("seed_demo", "--count", str(COUNT)).strip()
     seed_seconds = time.monotonic() - started
     print(f"   {seed_output} (command wall time {seed_seconds:.1f} s)")
     pro = create_key("bench-pro@example.com", "--plan", "pro", "--name", "bench")
@@ -191,6 +198,8 @@ def main() -> None:
         ]
         results = []
         for name, path, headers, script in rows:
+            if ONLY and name.split()[0] not in ONLY:
+                continue
             if script is None:
                 for _ in range(3):  # warm: connections, caches
                     get(path, headers)
@@ -211,8 +220,15 @@ def main() -> None:
 
 
 def report(results: list, seed_seconds: float, seed_output: str) -> None:
-    floor, naive = results[0][2]["rps"], results[1][2]["rps"]
-    by = {name[:2]: r for name, _, r in results}
+    by = {name.split()[0]: r for name, _, r in results}
+    if ONLY:  # an iteration run: print, keep bench/results.md as the last full run left it
+        for name, _, r in results:
+            print(f"{name}: {r['rps']:.0f} req/s, p50 {r['p50']:.2f} ms, p99 {r['p99']:.2f} ms")
+        if "1" in by:
+            for key, r in by.items():
+                print(f"   {key} vs row 1: {r['rps'] / by['1']['rps']:.2f}")
+        return
+    floor, naive = by["1"]["rps"], by["2"]["rps"]
     list_rows = [k for k in by if k.startswith("3") and k[1] in "abcde"]
     targets = [
         ("Pro list >= 1.0x row 2", by["3a"]["rps"] / naive, 1.0),

@@ -13,7 +13,7 @@ from django.http import HttpRequest, HttpResponse
 from django.views.decorators.csrf import csrf_exempt
 
 from apikeys.authentication import raw_key_from
-from apikeys.services import api_key_authenticate
+from apikeys.services import KeyAccount, api_key_authenticate
 from mcpserver.protocol import (
     DEFAULT_HEADER_VERSION,
     INVALID_REQUEST,
@@ -35,14 +35,14 @@ def _json(body: Any, status: int = 200, headers: dict[str, str] | None = None) -
     )
 
 
-def authenticate_request(request: HttpRequest) -> Any:
+def authenticate_request(request: HttpRequest) -> KeyAccount | None:
     """The caller's account (None without a key); InvalidApiKey for a wrong or revoked key.
 
     The same header rules and service as the REST surface's DRF authentication class. MCP calls
     never spend the monthly allowance, so nothing else is done with the account.
     """
     raw = raw_key_from(request)
-    return None if raw is None else api_key_authenticate(raw=raw).account
+    return None if raw is None else api_key_authenticate(raw=raw)
 
 
 def _json_content_type(request: HttpRequest) -> bool:

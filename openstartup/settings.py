@@ -101,6 +101,10 @@ AI_CACHE_SECONDS = env_int("AI_CACHE_SECONDS", 300)
 # The list's exact total, which startups make up a page and their ranks are kept in the shared
 # cache this long per filter set and page (rows are always read fresh); 0 turns it off.
 LIST_CACHE_SECONDS = env_int("LIST_CACHE_SECONDS", 30)
+# Per-process copies of hot reads (keys and plans, startup profiles), kept exact by generation
+# tokens in Redis (openstartup/readcache.py); also the longest an unchanged copy is kept.
+# Needs a shared cache, so it is off (0) by default without REDIS_URL.
+READ_CACHE_SECONDS = env_int("READ_CACHE_SECONDS", 300 if os.environ.get("REDIS_URL") else 0)
 # Browser origins allowed to call /api/mcp (besides the site itself); others get 403.
 MCP_ALLOWED_ORIGINS = [o.rstrip("/") for o in env_list("MCP_ALLOWED_ORIGINS", [])]
 MCP_SERVER_NAME = "openstartup"

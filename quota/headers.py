@@ -98,8 +98,8 @@ class QuotaHeadersMiddleware:
         try:
             raw = raw_key_from(request)
             if raw is not None:
-                api_key = api_key_authenticate(raw=raw)
-                account_id, plan = api_key.account_id, api_key.plan
+                account = api_key_authenticate(raw=raw)
+                account_id, plan = account.pk, account.plan
         except InvalidApiKey:
             pass
         return caller_for(account_id=account_id, meta=request.META, plan=plan)

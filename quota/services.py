@@ -100,10 +100,15 @@ def _quota_exceeded(*, plan: PlanLimits, now: datetime) -> QuotaExceeded:
 
 
 def quota_reserve(*, caller: Caller, wanted: int, now: datetime | None = None) -> Reservation:
-    """Grant min(wanted, records left this month); raise QuotaExceeded when none are left."""
+    """Grant min(wanted, records left this month); raise QuotaExceeded when none are left.
+    An uncapped plan gets everything and touches no counter."""
     now = now or timezone.now()
     month = month_start(now)
     allowance = caller.plan.monthly_allowance
+    if allowance is None:
+        # Records served on an uncapped plan are not counted: a Pro account that lapses
+        # mid-month starts Free with only the records it spent on Free before.
+        return Reservation(caller=caller, month=month, wanted=wanted, granted=wanted)
     want = wanted
     while want > 0:
         rows = _rows(caller=caller, month=month)
@@ -119,8 +124,6 @@ def quota_reserve(*, caller: Caller, wanted: int, now: datetime | None = None) -
                 ignore_conflicts=True,
             )
             continue
-        if allowance is None:  # uncapped: the row vanished in between; try again
-            continue
         # Fewer than `want` were left when the UPDATE ran: retry with what is left now.
         want = min(want, allowance - used)
     raise _quota_exceeded(plan=caller.plan, now=now)
@@ -128,7 +131,7 @@ def quota_reserve(*, caller: Caller, wanted: int, now: datetime | None = None) -
 
 def quota_refund(*, reservation: Reservation, count: int) -> None:
     """Give back `count` granted but unserved records to the reservation's month."""
-    if count > 0:
+    if count > 0 and reservation.caller.plan.monthly_allowance is not None:
         _rows(caller=reservation.caller, month=reservation.month).update(used=F("used") - count)
 
 

@@ -1,6 +1,9 @@
 from django.contrib import admin
+from django.db import models
+from django.db.models import QuerySet
 from django.http import HttpRequest
 
+from openstartup import readcache
 from startups.models import Founder, MonthlyRevenue, Social, Startup, Verification
 from verification.selectors import startup_revenue_is_locked
 
@@ -17,8 +20,25 @@ class SocialInline(admin.TabularInline):
     extra = 0
 
 
+class MarksDataChanged:
+    """Deletions (of a startup, or of founders and socials in its inlines) send no signal we
+    listen to (startups/signals.py), so the admin marks the copies stale itself."""
+
+    def delete_model(self, request: HttpRequest, obj: models.Model) -> None:
+        super().delete_model(request, obj)
+        readcache.bump("data")
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet) -> None:
+        super().delete_queryset(request, queryset)
+        readcache.bump("data")
+
+    def save_related(self, request: HttpRequest, form, formsets, change: bool) -> None:
+        super().save_related(request, form, formsets, change)
+        readcache.bump("data")
+
+
 @admin.register(Startup)
-class StartupAdmin(admin.ModelAdmin):
+class StartupAdmin(MarksDataChanged, admin.ModelAdmin):
     list_display = ("name", "slug", "category", "mrr", "on_sale", "is_published", "owner")
     list_filter = ("is_published", "on_sale", "ai_addon_active", "category")
     search_fields = ("name", "slug", "category", "description")

@@ -10,6 +10,7 @@ from django.contrib.auth import get_user_model
 from django.db import DEFAULT_DB_ALIAS, connections, models, transaction
 from django.utils.text import slugify
 
+from openstartup import readcache
 from startups.models import Founder, MonthlyRevenue, Social, Startup, Verification
 
 SEED = 20261122
@@ -534,7 +535,9 @@ def seed_demo(count: int) -> int:
     """Replace the demo startups with a fresh deterministic set of `count`; returns the count."""
     rows = build_demo(count)
     with _bulk_load(DEMO_MODELS):
-        return _load(rows)
+        loaded = _load(rows)
+    readcache.bump("data")  # bulk inserts send no model signals
+    return loaded
 
 
 def _load(rows: DemoRows) -> int:

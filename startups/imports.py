@@ -12,6 +12,7 @@ from django.db import transaction
 from django.utils.text import slugify
 from rest_framework import serializers
 
+from openstartup import readcache
 from startups.models import Founder, Social, Startup, Verification
 
 
@@ -167,4 +168,5 @@ def _write(records: list[dict]) -> ImportResult:
             Founder(startup=startup, position=i, **founder) for i, founder in enumerate(founders)
         )
         Social.objects.bulk_create(Social(startup=startup, **social) for social in data["socials"])
+    readcache.bump("data")  # bulk writes send no model signals
     return ImportResult(created=created, updated=updated)

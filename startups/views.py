@@ -1,3 +1,4 @@
+import orjson
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
@@ -12,6 +13,7 @@ from quota.callers import request_caller
 from quota.headers import QuotaHeadersMixin, quota_meta, request_status
 from quota.plans import apply_limit, remaining_notice
 from quota.services import quota_reservation
+from startups.profiles import startup_profile_json
 from startups.renderers import CamelCaseJSONRenderer
 from startups.selectors import startup_get, startup_page
 from startups.serializers import (
@@ -163,13 +165,13 @@ class StartupDetailView(QuotaHeadersMixin, APIView):
         examples=[OpenApiExample("A verified startup", value=_DETAIL_EXAMPLE, response_only=True)],
     )
     def get(self, request: Request, slug: str) -> Response:
-        startup = startup_get(slug=slug)
-        if startup is None:  # checked first: a 404 spends nothing
+        profile = startup_profile_json(slug=slug, request=request)
+        if profile is None:  # checked first: a 404 spends nothing
             raise NotFound(f"No startup with slug '{slug}'")
         with quota_reservation(caller=request_caller(request), wanted=1) as reservation:
-            data = StartupDetailSerializer(startup, context={"request": request}).data
             reservation.use(1)
-        return Response({"data": data})
+        # The profile is already rendered JSON (camelCase): embedded as is.
+        return Response({"data": orjson.Fragment(profile)})
 
 
 def profile_page(request: HttpRequest, slug: str) -> HttpResponse:

@@ -1,8 +1,8 @@
 import pytest
-from django.core.cache import cache
 from django.core.handlers.base import BaseHandler
 from rest_framework.test import APIClient
 
+from tests.caches import clear_caches
 from tests.contract import violations_of
 from tests.factories import make_api_key
 from tests.verification_fakes import FakeProviders
@@ -33,9 +33,9 @@ def _responses_follow_the_openapi_document(monkeypatch):
 @pytest.fixture(autouse=True)
 def _clear_cache():
     """No test sees another's cached answers."""
-    cache.clear()
+    clear_caches()
     yield
-    cache.clear()
+    clear_caches()
 
 
 @pytest.fixture

@@ -6,12 +6,12 @@ from datetime import timedelta
 from urllib.parse import urlsplit
 
 import pytest
-from django.core.cache import cache
 from django.test import Client
 from django.utils import timezone
 
 from apikeys.services import api_key_revoke
 from quota.models import MonthlyUsage
+from tests.caches import clear_caches
 from tests.factories import (
     make_ai_startup,
     make_founder,
@@ -58,9 +58,9 @@ PROFILE_KEYS = {
 
 @pytest.fixture(autouse=True)
 def _fresh_cache():
-    cache.clear()
+    clear_caches()
     yield
-    cache.clear()
+    clear_caches()
 
 
 def discovery(client: Client, **params) -> dict:
@@ -394,7 +394,7 @@ def test_cached_answer_is_served_until_it_expires(client):
     startup.save()
 
     assert client.get("/api/ai/startups/acme").json()["name"] == "Old"
-    cache.clear()  # what expiry (AI_CACHE_SECONDS) does
+    clear_caches()  # what expiry (AI_CACHE_SECONDS) does
     second = client.get("/api/ai/startups/acme")
     assert second.json()["name"] == "New"
     assert second["ETag"] != first["ETag"]

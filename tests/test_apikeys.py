@@ -123,11 +123,11 @@ def test_using_a_key_records_when_it_was_last_used(api_client, api_key):
     assert obj.last_used_at is not None
 
 
-def test_the_authenticate_service_returns_the_key_with_its_account(api_key):
+def test_the_authenticate_service_returns_the_keys_account_and_plan(api_key):
     obj, raw = api_key
     found = api_key_authenticate(raw=f"{raw}")
-    assert found.pk == obj.pk
-    assert found.account.pk == obj.account_id
+    assert (found.key_id, found.pk) == (obj.pk, obj.account_id)
+    assert found.plan.name == "Free"
     with pytest.raises(InvalidApiKey):
         api_key_authenticate(raw=raw.lower())
 

@@ -5,13 +5,13 @@ import json
 import anyio
 import jsonschema
 import pytest
-from django.core.cache import cache
 from django.test import Client
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
 from mcpserver.protocol import HANDSHAKE_VERSIONS
 from quota.models import MonthlyUsage
+from tests.caches import clear_caches
 from tests.factories import make_ai_startup, make_founder, make_social, make_verification
 
 URL = "/api/mcp"
@@ -37,9 +37,9 @@ GOOD_CALLS = {
 
 @pytest.fixture(autouse=True)
 def _fresh_cache():
-    cache.clear()
+    clear_caches()
     yield
-    cache.clear()
+    clear_caches()
 
 
 def make_dataset() -> None:

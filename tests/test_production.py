@@ -168,3 +168,47 @@ def test_two_gunicorn_instances_give_identical_answers_and_one_exact_free_allowa
             assert statuses == [200] * 10 + [429, 429]
     finally:
         _wait_for_other_sessions_to_end()
+
+
+@pytest.mark.skipif(
+    not (os.environ.get("DATABASE_URL", "").startswith("postgres") and os.environ.get("REDIS_URL")),
+    reason="needs PostgreSQL and Redis (DATABASE_URL, REDIS_URL): two servers sharing both",
+)
+@pytest.mark.django_db(transaction=True)
+def test_a_write_shows_on_both_servers_at_once_though_each_keeps_copies():
+    from django.db import connection
+
+    from apikeys.services import api_key_revoke
+    from startups.models import Startup
+    from tests.factories import make_api_key, make_startup, make_subscription
+    from tests.test_faults import _wait_for_other_sessions_to_end, gunicorn_server, http_get
+
+    startup = make_startup(name="Before", slug="shared", mrr=10)
+    key, raw = make_api_key()
+    make_subscription(account=key.account)
+    headers = {"X-API-Key": raw}
+    db = connection.settings_dict
+    url = f"postgres://{db['USER']}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
+    env = {"DATABASE_URL": url, "GUNICORN_ACCESS_LOG": "", "READ_CACHE_SECONDS": "300"}
+
+    def names() -> list[str]:
+        return [
+            http_get(port, "/api/v1/startups/shared", headers)[1]["data"]["name"] for port in (a, b)
+        ]
+
+    try:
+        with gunicorn_server(env) as a, gunicorn_server(env) as b:
+            assert names() == ["Before", "Before"]
+            # A change no server is told about stays unseen: both answer from their copies...
+            Startup.objects.filter(pk=startup.pk).update(name="Unannounced")
+            assert names() == ["Before", "Before"]
+            # ...and a write through the ORM reaches both on the very next request.
+            startup.name = "After"
+            startup.save()
+            assert names() == ["After", "After"]
+            api_key_revoke(api_key=key)
+            for port in (a, b):
+                status, body, _ = http_get(port, "/api/v1/startups/shared", headers)
+                assert (status, body["error"]["code"]) == (401, "invalid_api_key")
+    finally:
+        _wait_for_other_sessions_to_end()

@@ -4,13 +4,14 @@ import re
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from django.core.cache import cache
 from django.test import override_settings
+from django.utils import timezone
 
 from quota.callers import client_address, client_key
 from quota.models import MonthlyUsage
 from quota.plans import FREE, PRO
 from quota.services import Caller, QuotaExceeded, quota_reserve, quota_status
+from tests.caches import clear_caches
 from tests.factories import make_api_key, make_startups, make_subscription
 
 LIST = "/api/v1/startups"
@@ -118,6 +119,23 @@ def test_pro_has_no_cap(api_client, api_key, startups):
     response = api_client.get(LIST, {"limit": 50}, **bearer(raw))
     assert response.status_code == 200
     assert len(response.json()["data"]) == 25
+
+
+def test_records_served_on_pro_do_not_count_against_free_after_a_lapse(
+    api_client, api_key, startups
+):
+    obj, raw = api_key
+    spend(obj.account, 30)  # on Free earlier this month
+    subscription = make_subscription(account=obj.account)
+    for page in (1, 2, 3):
+        response = api_client.get(LIST, {"limit": 50, "page": page}, **bearer(raw))
+        assert response.status_code == 200
+    assert used_by(obj.account) == 30
+    subscription.current_period_end = timezone.now() - timedelta(seconds=1)
+    subscription.save()
+    response = api_client.get(LIST, **bearer(raw))
+    assert response["X-Service-Plan"] == "Free"
+    assert response["X-Service-Quota-Remaining"] == "60"
 
 
 # Headers and meta
@@ -253,7 +271,7 @@ def test_a_metered_list_costs_five_queries_with_a_key_and_four_without(
     _, raw = api_key
     api_client.get(LIST, **bearer(raw))  # first use: creates the month row, stamps last_used
     api_client.get(LIST)
-    cache.clear()  # the list cache (total, page, ranks) starts cold
+    clear_caches()  # the list cache (total, page, ranks) starts cold
     # key with its account's plan, reserve, count, page, status read
     with django_assert_num_queries(5):
         api_client.get(LIST, **bearer(raw))
@@ -263,11 +281,10 @@ def test_a_metered_list_costs_five_queries_with_a_key_and_four_without(
 
 
 def test_clearing_the_cache_does_not_reset_the_allowance(api_client, api_key, startups):
-    from django.core.cache import cache
 
     _, raw = api_key
     api_client.get(LIST, **bearer(raw))
-    cache.clear()
+    clear_caches()
     assert api_client.get(LIST, **bearer(raw))["X-Service-Quota-Remaining"] == "80"
 
 

@@ -4,9 +4,9 @@ import re
 from datetime import date
 
 import pytest
-from django.core.cache import cache
 
 from startups.models import Startup
+from tests.caches import clear_caches
 from tests.factories import make_founder, make_social, make_startup, make_verification
 
 pytestmark = pytest.mark.django_db
@@ -307,7 +307,7 @@ def test_second_page_and_has_more(client, twelve):
 def test_list_runs_a_fixed_number_of_queries(client, twelve, django_assert_num_queries):
     client.get("/api/v1/startups", {"limit": 1})  # this month's usage row now exists
     for limit in (1, 10):
-        cache.clear()
+        clear_caches()
         # Reserve (one UPDATE), count, page, usage figures for the headers: whatever the size.
         with django_assert_num_queries(4):
             client.get("/api/v1/startups", {"limit": limit})

@@ -7,6 +7,7 @@ from datetime import date, datetime
 from django.core.validators import URLValidator
 from django.db import transaction
 
+from openstartup import readcache
 from startups.models import MonthlyRevenue, Startup, Verification
 from verification import crypto
 from verification.http import KeyRejected, ProviderError, ProviderHttp
@@ -179,6 +180,7 @@ def _write_figures(
             "updated_at",
         ]
     )
+    readcache.bump("data")  # bulk writes and update() send no model signals
 
 
 def _sync_failed(
@@ -213,5 +215,6 @@ def provider_connection_disconnect(*, startup: Startup) -> bool:
     deleted, _ = ProviderConnection.objects.filter(startup=startup).delete()
     Verification.objects.filter(startup=startup).delete()
     Startup.objects.filter(pk=startup.pk).update(mrr=None, arr=None)
+    readcache.bump("data")
     logger.info("disconnected %s from its provider", startup.slug)
     return bool(deleted)

@@ -1,0 +1,26 @@
+"""Writes that change what the startups' surfaces show mark the per-process copies stale.
+
+Saves through the ORM (admin, services, factories) are caught here. Bulk paths that skip model
+signals (the demo seed, imports, provider syncs) and admin deletions call `readcache.bump`
+themselves. No delete receiver is connected on purpose: one would stop Django from deleting
+large querysets in bulk.
+"""
+
+from typing import Any
+
+from django.db.models.signals import post_save
+from django.dispatch import receiver
+
+from accounts.models import User
+from openstartup import readcache
+from startups.models import Founder, MonthlyRevenue, Social, Startup, Verification
+
+
+@receiver(post_save, sender=Startup)
+@receiver(post_save, sender=Founder)
+@receiver(post_save, sender=Social)
+@receiver(post_save, sender=Verification)
+@receiver(post_save, sender=MonthlyRevenue)
+@receiver(post_save, sender=User)  # an owner's verification shows on their startups
+def startup_data_changed(sender: type, **kwargs: Any) -> None:
+    readcache.bump("data")

@@ -1,0 +1,185 @@
+"""Per-process copies of key lookups and startup profiles (openstartup/readcache.py).
+
+A copy may be served only while its generation token in the shared cache is current: any write,
+from any server, must show on the very next request. Writes by "another server" are simulated
+by replacing the token in the shared cache directly, which is all another server's write does
+here; the two-gunicorn test in test_production.py does it with real processes.
+"""
+
+import io
+import json
+from datetime import timedelta
+
+import pytest
+from django.core.cache import cache
+from django.core.management import call_command
+from django.utils import timezone
+
+from apikeys.services import api_key_revoke, subscription_set
+from openstartup import readcache
+from startups.models import Startup
+from tests.factories import (
+    make_api_key,
+    make_founder,
+    make_startup,
+    make_subscription,
+)
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def read_cache_on(settings):
+    settings.READ_CACHE_SECONDS = 300
+
+
+@pytest.fixture
+def pro(db):
+    key, raw = make_api_key()
+    make_subscription(account=key.account)
+    return key, {"HTTP_X_API_KEY": raw}
+
+
+def detail(client, slug: str, headers: dict):
+    return client.get(f"/api/v1/startups/{slug}", **headers)
+
+
+def another_server_wrote(kind: str) -> None:
+    """What a write on another server leaves in the shared cache: a new token."""
+    cache.set(f"generation:{kind}", f"elsewhere-{kind}", timeout=None)
+
+
+def test_a_repeated_pro_detail_is_served_without_a_query(client, pro, django_assert_num_queries):
+    make_startup(name="Acme", slug="acme", mrr=100)
+    first = detail(client, "acme", pro[1])
+    with django_assert_num_queries(0):
+        again = detail(client, "acme", pro[1])
+    assert again.status_code == 200
+    assert again.content == first.content
+    assert again["X-Service-Plan"] == "Pro"
+
+
+def test_a_free_detail_still_counts_every_record(client):
+    _, raw = make_api_key()
+    make_startup(slug="acme")
+    for _ in range(3):
+        response = detail(client, "acme", {"HTTP_X_API_KEY": raw})
+    assert response["X-Service-Quota-Remaining"] == "97"
+
+
+def test_an_edit_shows_on_the_next_request(client, pro):
+    startup = make_startup(name="Before", slug="acme")
+    make_founder(startup, name="Ada")
+    assert detail(client, "acme", pro[1]).json()["data"]["name"] == "Before"
+    startup.name = "After"
+    startup.save()
+    assert detail(client, "acme", pro[1]).json()["data"]["name"] == "After"
+    make_founder(startup, name="Grace")
+    founders = detail(client, "acme", pro[1]).json()["data"]["founders"]
+    assert [f["name"] for f in founders] == ["Ada", "Grace"]
+
+
+def test_a_write_on_another_server_drops_this_servers_copies(client, pro):
+    make_startup(name="Before", slug="acme")
+    detail(client, "acme", pro[1])
+    # A write that this process's signals cannot see (no bump here)...
+    Startup.objects.filter(slug="acme").update(name="After")
+    assert detail(client, "acme", pro[1]).json()["data"]["name"] == "Before"  # copy in use
+    another_server_wrote("data")  # ...whose server replaced the token
+    assert detail(client, "acme", pro[1]).json()["data"]["name"] == "After"
+
+
+def test_bulk_writes_mark_copies_stale(client, pro, tmp_path):
+    make_startup(name="Before", slug="acme")
+    detail(client, "acme", pro[1])
+    records = [
+        {"name": "Imported", "slug": "acme", "revenue": {"mrr": 5, "arr": 60, "currency": "USD"}}
+    ]
+    path = tmp_path / "startups.json"
+    path.write_text(json.dumps(records))
+    call_command("import_startups", str(path), stdout=io.StringIO())
+    data = detail(client, "acme", pro[1]).json()["data"]
+    assert (data["name"], data["revenue"]["mrr"]) == ("Imported", 5)
+
+
+def test_a_revoked_key_is_refused_on_the_next_request(client, pro, django_assert_num_queries):
+    key, headers = pro
+    make_startup(slug="acme")
+    detail(client, "acme", headers)
+    with django_assert_num_queries(0):
+        assert detail(client, "acme", headers).status_code == 200
+    api_key_revoke(api_key=key)
+    assert detail(client, "acme", headers).status_code == 401
+
+
+def test_a_key_revoked_on_another_server_is_refused_here(client, pro):
+    key, headers = pro
+    make_startup(slug="acme")
+    detail(client, "acme", headers)
+    type(key).objects.filter(pk=key.pk).update(revoked_at="2026-01-01T00:00:00Z")
+    another_server_wrote("auth")
+    response = detail(client, "acme", headers)
+    assert response.status_code == 401
+    assert response.json()["error"]["code"] == "invalid_api_key"
+
+
+def test_plan_changes_show_at_once(client, pro):
+    key, headers = pro
+    make_startup(slug="acme")
+    assert detail(client, "acme", headers)["X-Service-Plan"] == "Pro"
+    subscription_set(account=key.account, plan="free")
+    assert detail(client, "acme", headers)["X-Service-Plan"] == "Free"
+    make_subscription(account=key.account)
+    assert detail(client, "acme", headers)["X-Service-Plan"] == "Pro"
+
+
+def test_a_pro_period_ending_while_copied_ends_pro_on_time(client, pro, monkeypatch):
+    _, headers = pro
+    make_startup(slug="acme")
+    assert detail(client, "acme", headers)["X-Service-Plan"] == "Pro"
+    later = timezone.now() + timedelta(days=31)  # past the 30-day period, nothing written
+    monkeypatch.setattr("apikeys.services.timezone.now", lambda: later)
+    assert detail(client, "acme", headers)["X-Service-Plan"] == "Free"
+
+
+def test_a_write_during_a_build_never_leaves_a_stale_copy():
+    local = readcache.LocalCache("data", max_entries=10)
+    readcache.current("data")  # the token the build starts under
+
+    def build_racing_a_write() -> str:
+        readcache.bump("data")  # a write lands while the rows are being read
+        return "stale"
+
+    assert local.get_or_build("k", build_racing_a_write) == "stale"
+    assert local.get_or_build("k", lambda: "fresh") == "fresh"
+
+
+def test_without_the_shared_cache_every_read_goes_to_the_database(settings):
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "django_redis.cache.RedisCache",
+            "LOCATION": "redis://127.0.0.1:1/0",  # nothing listens there
+            "OPTIONS": {"IGNORE_EXCEPTIONS": True, "SOCKET_CONNECT_TIMEOUT": 0.2},
+        }
+    }
+    local = readcache.LocalCache("data", max_entries=10)
+    builds = []
+    for value in ("one", "two"):
+        assert local.get_or_build("k", lambda v=value: builds.append(v) or v) == value
+    assert builds == ["one", "two"]
+
+
+def test_copies_are_off_when_read_cache_seconds_is_zero(settings):
+    settings.READ_CACHE_SECONDS = 0
+    local = readcache.LocalCache("data", max_entries=10)
+    assert local.get_or_build("k", lambda: "one") == "one"
+    assert local.get_or_build("k", lambda: "two") == "two"
+
+
+def test_the_per_process_map_is_bounded():
+    local = readcache.LocalCache("data", max_entries=3)
+    for i in range(10):
+        local.get_or_build(i, lambda i=i: i)
+    assert len(local._entries) == 3
+    assert local.get_or_build(9, lambda: "rebuilt") == 9  # the newest are kept
+    assert local.get_or_build(0, lambda: "rebuilt") == "rebuilt"
