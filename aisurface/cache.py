@@ -86,7 +86,7 @@ def cached_response(request: Request, *, parts: dict, build: Callable[[], dict])
     }
     # Weak and strong validators compare alike (RFC 9110 weak comparison for If-None-Match).
     wanted = {
-        tag.removeprefix("W/") for tag in parse_etags(request.headers.get("If-None-Match", ""))
+        tag.removeprefix("W/") for tag in parse_etags(request.META.get("HTTP_IF_NONE_MATCH", ""))
     }
     if "*" in wanted or entry["etag"] in wanted:
         return Response(status=304, headers=headers)

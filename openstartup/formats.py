@@ -25,4 +25,4 @@ def site_url(request: HttpRequest | None) -> str:
         return settings.SITE_URL
     if request is None:
         return "http://127.0.0.1:8000"
-    return request.build_absolute_uri("/").rstrip("/")
+    return f"{request.scheme}://{request.get_host()}"

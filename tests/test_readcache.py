@@ -11,7 +11,6 @@ import json
 from datetime import timedelta
 
 import pytest
-from django.core.cache import cache
 from django.core.management import call_command
 from django.utils import timezone
 
@@ -46,7 +45,7 @@ def detail(client, slug: str, headers: dict):
 
 def another_server_wrote(kind: str) -> None:
     """What a write on another server leaves in the shared cache: a new token."""
-    cache.set(f"generation:{kind}", f"elsewhere-{kind}", timeout=None)
+    readcache._tokens.write(kind, f"elsewhere-{kind}".encode())
 
 
 def test_a_repeated_pro_detail_is_served_without_a_query(client, pro, django_assert_num_queries):
