@@ -1,13 +1,15 @@
 """`make bench`: the service against a framework floor and a naive implementation, in one run.
 
 PostgreSQL with 100,000 startups, gunicorn with 2 workers on 127.0.0.1:8480, wrk (8 connections,
-BENCH_SECONDS per row). Prints requests/s, p50 and p99 per row with ratios to rows 1 and 2, checks
-the targets of issue 5, and writes bench/results.md. Environment (all optional):
+BENCH_SECONDS per row, BENCH_ROUNDS rounds). Prints requests/s, p50 and p99 per row with ratios
+to rows 1 and 2, checks the targets of issue 5, and writes bench/results.md.
+Environment (all optional):
 
     BENCH_DATABASE_URL  postgres://postgres@127.0.0.1:5432/openstartup_bench
     BENCH_REDIS_URL     redis://127.0.0.1:6379/9
     BENCH_PORT          8480
-    BENCH_SECONDS       10
+    BENCH_SECONDS       5 (per row and round)
+    BENCH_ROUNDS        3 (each figure is the median over the rounds)
     BENCH_COUNT         100000
     BENCH_ROWS          only these rows, e.g. `1,3f,3g` (for iterating; targets need 1 and 2)
     BENCH_SKIP_SEED     1: keep the startups already in BENCH_DATABASE_URL (for iterating)
@@ -18,6 +20,7 @@ import os
 import platform
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import time
@@ -34,12 +37,13 @@ DATABASE_URL = os.environ.get(
 )
 REDIS_URL = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/9")
 PORT = int(os.environ.get("BENCH_PORT", "8480"))
-SECONDS = int(os.environ.get("BENCH_SECONDS", "10"))
+SECONDS = int(os.environ.get("BENCH_SECONDS", "5"))
+ROUNDS = int(os.environ.get("BENCH_ROUNDS", "3"))
 COUNT = int(os.environ.get("BENCH_COUNT", "100000"))
 ONLY = {row for row in os.environ.get("BENCH_ROWS", "").split(",") if row}
 SKIP_SEED = os.environ.get("BENCH_SKIP_SEED") == "1"
 CONNECTIONS = 8
-WARMUP_SECONDS = 2
+WARMUP_SECONDS = 1
 BASE = f"http://127.0.0.1:{PORT}"
 ENV = {
     **os.environ,
@@ -112,6 +116,17 @@ def start_server() -> subprocess.Popen:
             time.sleep(0.1)
     server.terminate()
     sys.exit("gunicorn did not come up")
+
+
+def median_run(results: list[dict]) -> dict:
+    """Each figure's median over the rounds (non-2xx summed: any is a failure)."""
+    return {
+        "rps": statistics.median(r["rps"] for r in results),
+        "p50": statistics.median(r["p50"] for r in results),
+        "p99": statistics.median(r["p99"] for r in results),
+        "non2xx": sum(r["non2xx"] for r in results),
+        "socket_errors": "; ".join(r["socket_errors"] for r in results if r["socket_errors"]),
+    }
 
 
 UNITS = {"us": 0.001, "ms": 1.0, "s": 1000.0}
@@ -196,23 +211,26 @@ def main() -> None:
             ("3g /api/ai/discovery (cached)", "/api/ai/discovery", {}, None),
             ("3h MCP tools/call search_startups", "/api/mcp", {}, "mcp.lua"),
         ]
-        results = []
-        for name, path, headers, script in rows:
-            if ONLY and name.split()[0] not in ONLY:
-                continue
-            if script is None:
-                for _ in range(3):  # warm: connections, caches
-                    get(path, headers)
-            step(f"{name}: {path}")
-            # An unrecorded warm-up at the same load first (worker and connection warm-up,
-            # caches, PostgreSQL's buffers), then the measured run.
-            wrk(wrk_bin, path, headers, script, seconds=WARMUP_SECONDS)
-            result = wrk(wrk_bin, path, headers, script)
-            print(
-                f"   {result['rps']:.0f} req/s, p50 {result['p50']:.2f} ms, "
-                f"p99 {result['p99']:.2f} ms"
-            )
-            results.append((name, path, result))
+        rows = [row for row in rows if not ONLY or row[0].split()[0] in ONLY]
+        runs: dict[str, list[dict]] = {name: [] for name, *_ in rows}
+        # Every row once per round, rounds one after the other: a slow spell of this shared
+        # machine then lands on all rows alike instead of on whichever row ran during it.
+        for round_number in range(1, ROUNDS + 1):
+            for name, path, headers, script in rows:
+                if script is None:
+                    for _ in range(3):  # warm: connections, caches
+                        get(path, headers)
+                step(f"round {round_number}/{ROUNDS}, {name}: {path}")
+                # An unrecorded warm-up at the same load first (worker and connection warm-up,
+                # caches, PostgreSQL's buffers), then the measured run.
+                wrk(wrk_bin, path, headers, script, seconds=WARMUP_SECONDS)
+                result = wrk(wrk_bin, path, headers, script)
+                print(
+                    f"   {result['rps']:.0f} req/s, p50 {result['p50']:.2f} ms, "
+                    f"p99 {result['p99']:.2f} ms"
+                )
+                runs[name].append(result)
+        results = [(name, path, median_run(runs[name])) for name, path, *_ in rows]
     finally:
         server.terminate()
         server.wait(timeout=30)
@@ -243,7 +261,8 @@ def report(results: list, seed_seconds: float, seed_output: str) -> None:
         f"{os.cpu_count()} CPUs (wrk, gunicorn and PostgreSQL share them), Python "
         f"{platform.python_version()}, PostgreSQL and Redis on loopback, {COUNT:,} startups, "
         f"gunicorn 2 sync workers, wrk 2 threads x {CONNECTIONS} connections x {SECONDS} s "
-        f"per row after a {WARMUP_SECONDS} s unrecorded warm-up.",
+        f"per row after a {WARMUP_SECONDS} s unrecorded warm-up, {ROUNDS} rounds over all rows; "
+        "each figure is the median over the rounds.",
         f"Seed: `{seed_output}` (command wall time {seed_seconds:.1f} s).",
         "",
         "| Row | Path | req/s | p50 ms | p99 ms | vs row 1 | vs row 2 | non-2xx |",

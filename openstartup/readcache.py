@@ -154,7 +154,7 @@ class LocalCache:
 
     def get_or_build(self, key: Hashable, build: Callable[[], Any]) -> Any:
         """The entry for `key` if still current, else `build()` (kept unless it is None)."""
-        token = current(self.kind) if enabled() else None
+        token = self.token()
         if token is None:
             return build()
         entry = self._entries.get(key)
@@ -164,6 +164,23 @@ class LocalCache:
         if value is not None:
             self.put(key, value, token)
         return value
+
+    def token(self) -> bytes | None:
+        """The token to `put` entries under; read before the database, never after."""
+        return current(self.kind) if enabled() else None
+
+    def lookup(self, keys: list[Hashable]) -> tuple[dict, bytes | None]:
+        """The current entries among `keys`, and the token to `put` what was missing under
+        (None: nothing may be kept now)."""
+        token = self.token()
+        if token is None:
+            return {}, None
+        now, found = time.monotonic(), {}
+        for key in keys:
+            entry = self._entries.get(key)
+            if entry is not None and entry[0] == token and entry[1] > now:
+                found[key] = entry[2]
+        return found, token
 
     def put(self, key: Hashable, value: Any, token: bytes) -> None:
         expires = time.monotonic() + settings.READ_CACHE_SECONDS

@@ -1,5 +1,6 @@
 """All reads of the dataset. REST, AI and MCP call these; none writes its own query."""
 
+import copy
 import hashlib
 from dataclasses import asdict, dataclass
 from itertools import islice
@@ -14,6 +15,7 @@ from django.db.models.lookups import IsNull
 from django.utils import timezone
 from django.utils.text import slugify
 
+from openstartup import readcache
 from startups.models import Founder, MonthlyRevenue, Social, Startup
 
 Sort = Literal["mrr-desc", "mrr-asc", "name-asc", "name-desc"]
@@ -88,9 +90,32 @@ def startup_list(*, filters: StartupFilters) -> QuerySet[Startup]:
     return qs.order_by(*SORT_ORDERS[filters.sort])
 
 
+# Per-process copies of list rows by id, dropped on every server by any data write.
+_LIST_ROWS = readcache.LocalCache("data", max_entries=20_000)
+
+
 def _list_cache_key(filters: StartupFilters, offset: int, limit: int) -> str:
     raw = orjson.dumps({**asdict(filters), "offset": offset, "limit": limit})
-    return f"{LIST_CACHE_VERSION}:{hashlib.sha256(raw).hexdigest()}"
+    # Under the data generation token when there is one: a write anywhere starts new entries,
+    # so the cached total, ids and ranks are as exact as the database. Without one (no shared
+    # cache), entries simply age out after LIST_CACHE_SECONDS.
+    token = readcache.current("data") if readcache.enabled() else None
+    generation = token.hex() if token else "-"
+    return f"{LIST_CACHE_VERSION}:{generation}:{hashlib.sha256(raw).hexdigest()}"
+
+
+def _list_rows(ids: list[int]) -> dict[int, Startup]:
+    """The published startups among `ids` (list columns only): this process's current copies,
+    the rest in one primary-key query."""
+    rows, token = _LIST_ROWS.lookup(ids)
+    missing = [startup_id for startup_id in ids if startup_id not in rows]
+    if missing:
+        fetched = published_startups().only(*LIST_COLUMNS).in_bulk(missing)
+        rows.update(fetched)
+        if token is not None:
+            for startup_id, startup in fetched.items():
+                _LIST_ROWS.put(startup_id, startup, token)
+    return rows
 
 
 def _ranked_page(qs: QuerySet[Startup], *, offset: int, limit: int) -> list[Startup]:
@@ -134,16 +159,21 @@ def startup_page(*, filters: StartupFilters, offset: int, limit: int) -> Startup
     """One page of `startup_list`, each startup carrying `rank` within the filtered set.
 
     The expensive parts (the exact total, which startups are on the page and their ranks) are
-    kept in the shared cache for LIST_CACHE_SECONDS per filter set and page; the rows
-    themselves are always read fresh (one primary-key query). 0 turns the cache off.
+    kept in the shared cache per filter set and page, under the data generation token (so a
+    write anywhere starts afresh) and for LIST_CACHE_SECONDS at most; 0 turns that off. The
+    rows come from this process's current copies, the rest from one primary-key query.
     """
     qs = startup_list(filters=filters).only(*LIST_COLUMNS)
     seconds = settings.LIST_CACHE_SECONDS
     key = _list_cache_key(filters, offset, limit)
     cached = cache.get(key) if seconds > 0 else None
     if cached is None:
+        token = _LIST_ROWS.token()
         built = _build_page(qs, filters, offset, limit)
         startups, total = built["startups"], built["total"]
+        if token is not None:
+            for startup in startups:
+                _LIST_ROWS.put(startup.id, copy.copy(startup), token)
         if seconds > 0:
             skeleton = {
                 "total": total,
@@ -153,11 +183,11 @@ def startup_page(*, filters: StartupFilters, offset: int, limit: int) -> Startup
             cache.set(key, skeleton, timeout=seconds)
     else:
         total = cached["total"]
-        ids = cached["ids"]
-        rows = published_startups().only(*LIST_COLUMNS).in_bulk(ids) if ids else {}
+        rows = _list_rows(cached["ids"]) if cached["ids"] else {}
         startups = []
         for startup_id, rank in zip(cached["ids"], cached["ranks"], strict=True):
             if (startup := rows.get(startup_id)) is not None:  # unpublished since: left out
+                startup = copy.copy(startup)  # copies are shared; the rank is this page's
                 startup.rank = rank
                 startups.append(startup)
     for startup in startups:

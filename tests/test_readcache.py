@@ -182,3 +182,26 @@ def test_the_per_process_map_is_bounded():
     assert len(local._entries) == 3
     assert local.get_or_build(9, lambda: "rebuilt") == 9  # the newest are kept
     assert local.get_or_build(0, lambda: "rebuilt") == "rebuilt"
+
+
+def test_a_repeated_pro_list_page_is_served_without_a_query(client, pro, django_assert_num_queries):
+    for i in range(12):
+        make_startup(name=f"S{i:02d}", slug=f"s{i:02d}", mrr=100 + i)
+    first = client.get("/api/v1/startups", {"sort": "name-asc"}, **pro[1])
+    with django_assert_num_queries(0):
+        again = client.get("/api/v1/startups", {"sort": "name-asc"}, **pro[1])
+    assert again.json() == first.json()
+
+
+def test_a_list_follows_a_write_at_once(client, pro):
+    leader = make_startup(name="Leader", slug="leader", mrr=500)
+    make_startup(name="Runner", slug="runner", mrr=400)
+
+    def ranked() -> list[tuple[str, int, int]]:
+        data = client.get("/api/v1/startups", **pro[1]).json()["data"]
+        return [(item["name"], item["revenue"]["mrr"], item["rank"]) for item in data]
+
+    assert ranked() == [("Leader", 500, 1), ("Runner", 400, 2)]
+    leader.mrr, leader.name = 300, "Former leader"
+    leader.save()
+    assert ranked() == [("Runner", 400, 1), ("Former leader", 300, 2)]
