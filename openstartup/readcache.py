@@ -22,7 +22,8 @@ import secrets
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterator
+from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any, Literal
 
@@ -40,6 +41,26 @@ logger = logging.getLogger("openstartup.cache")  # rate-limited to a line a minu
 # The tokens read during the current request: None outside a request (read afresh each time),
 # {} at the start of one (nothing read yet). Set by the request_started/finished receivers.
 _request_tokens: ContextVar[dict | None] = ContextVar("readcache_tokens", default=None)
+
+
+# Set while reading rows to fill a copy: the replica router then reads from the primary.
+_filling: ContextVar[bool] = ContextVar("readcache_filling", default=False)
+
+
+@contextmanager
+def filling() -> Iterator[None]:
+    """Reads made to fill a copy (or a shared entry keyed by a token) go to the primary: a
+    read replica may not have replayed the write whose token the request just read, and a
+    copy made from it would stay stale under the new token."""
+    reset = _filling.set(True)
+    try:
+        yield
+    finally:
+        _filling.reset(reset)
+
+
+def is_filling() -> bool:
+    return _filling.get()
 
 
 def request_started(**kwargs: Any) -> None:
@@ -160,7 +181,8 @@ class LocalCache:
         entry = self._entries.get(key)
         if entry is not None and entry[0] == token and entry[1] > time.monotonic():
             return entry[2]
-        value = build()
+        with filling():
+            value = build()
         if value is not None:
             self.put(key, value, token)
         return value

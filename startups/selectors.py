@@ -110,7 +110,8 @@ def _list_rows(ids: list[int]) -> dict[int, Startup]:
     rows, token = _LIST_ROWS.lookup(ids)
     missing = [startup_id for startup_id in ids if startup_id not in rows]
     if missing:
-        fetched = published_startups().only(*LIST_COLUMNS).in_bulk(missing)
+        with readcache.filling():
+            fetched = published_startups().only(*LIST_COLUMNS).in_bulk(missing)
         rows.update(fetched)
         if token is not None:
             for startup_id, startup in fetched.items():
@@ -169,7 +170,8 @@ def startup_page(*, filters: StartupFilters, offset: int, limit: int) -> Startup
     cached = cache.get(key) if seconds > 0 else None
     if cached is None:
         token = _LIST_ROWS.token()
-        built = _build_page(qs, filters, offset, limit)
+        with readcache.filling():
+            built = _build_page(qs, filters, offset, limit)
         startups, total = built["startups"], built["total"]
         if token is not None:
             for startup in startups:

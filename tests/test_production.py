@@ -86,6 +86,33 @@ def test_reads_inside_a_transaction_stay_on_the_primary(with_replica):
         assert router.db_for_read(Startup) == "default"
 
 
+def test_reads_that_fill_a_per_process_copy_go_to_the_primary(with_replica):
+    from openstartup import readcache
+
+    router = ReplicaRouter()
+    with readcache.filling():
+        assert router.db_for_read(Startup) == "default"
+    assert router.db_for_read(Startup) == "replica"
+
+
+@pytest.mark.django_db
+def test_a_profile_copy_is_filled_from_the_primary(with_replica, settings, client, monkeypatch):
+    from tests.factories import make_startup
+
+    settings.READ_CACHE_SECONDS = 300
+    make_startup(slug="acme")
+    routed = []
+    route = ReplicaRouter.db_for_read
+
+    def recording(self, model, **hints):
+        routed.append(route(self, model, **hints))
+        return routed[-1]
+
+    monkeypatch.setattr(ReplicaRouter, "db_for_read", recording)
+    assert client.get("/api/v1/startups/acme").status_code == 200
+    assert routed and set(routed) == {"default"}
+
+
 def test_the_replica_is_never_migrated(with_replica):
     router = ReplicaRouter()
     assert router.allow_migrate("default", "startups") is True
