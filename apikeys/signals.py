@@ -16,5 +16,7 @@ from openstartup import readcache
 @receiver(post_delete, sender=Subscription)
 @receiver(post_save, sender=User)
 @receiver(post_delete, sender=User)
-def key_lookup_changed(sender: type, **kwargs: Any) -> None:
+def key_lookup_changed(sender: type, update_fields=None, **kwargs: Any) -> None:
+    if sender is User and update_fields is not None and set(update_fields) <= {"last_login"}:
+        return  # a sign-in changes nothing a key lookup reads
     readcache.bump("auth")

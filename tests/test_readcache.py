@@ -205,3 +205,12 @@ def test_a_list_follows_a_write_at_once(client, pro):
     leader.mrr, leader.name = 300, "Former leader"
     leader.save()
     assert ranked() == [("Runner", 400, 1), ("Former leader", 300, 2)]
+
+
+def test_signing_in_keeps_the_copies(client):
+    from tests.factories import PASSWORD, make_account
+
+    account = make_account()
+    token = readcache.current("data"), readcache.current("auth")
+    assert client.login(username=account.username, password=PASSWORD)
+    assert (readcache.current("data"), readcache.current("auth")) == token
