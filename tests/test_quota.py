@@ -266,8 +266,9 @@ def test_a_bad_trusted_proxies_entry_fails_the_system_check():
 
 
 def test_a_metered_list_costs_five_queries_with_a_key_and_four_without(
-    api_client, api_key, startups, django_assert_num_queries
+    api_client, api_key, startups, django_assert_num_queries, settings
 ):
+    settings.READ_CACHE_SECONDS = 0  # the database path (per-process copies: test_readcache)
     _, raw = api_key
     api_client.get(LIST, **bearer(raw))  # first use: creates the month row, stamps last_used
     api_client.get(LIST)
