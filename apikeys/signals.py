@@ -16,7 +16,9 @@ from openstartup import readcache
 @receiver(post_delete, sender=Subscription)
 @receiver(post_save, sender=User)
 @receiver(post_delete, sender=User)
-def key_lookup_changed(sender: type, update_fields=None, **kwargs: Any) -> None:
-    if sender is User and update_fields is not None and set(update_fields) <= {"last_login"}:
-        return  # a sign-in changes nothing a key lookup reads
+def key_lookup_changed(sender: type, update_fields=None, created=False, **kwargs: Any) -> None:
+    if sender is ApiKey and created:
+        return  # a new key was never looked up, so no copy of it exists
+    if sender is User and (created or readcache.saves_only_last_login(update_fields)):
+        return  # a new account has no keys yet; a sign-in changes nothing a lookup reads
     readcache.bump("auth")

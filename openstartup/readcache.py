@@ -28,8 +28,10 @@ from contextvars import ContextVar
 from typing import Any, Literal
 
 from django.conf import settings
+from django.core import signals as core_signals
 from django.core.cache import cache
 from django.db import transaction
+from django.dispatch import receiver
 from redis import Redis
 from redis.exceptions import RedisError
 
@@ -39,7 +41,8 @@ _KEY_PREFIX = "generation:"
 logger = logging.getLogger("openstartup.cache")  # rate-limited to a line a minute (settings)
 
 # The tokens read during the current request: None outside a request (read afresh each time),
-# {} at the start of one (nothing read yet). Set by the request_started/finished receivers.
+# {} at the start of one (nothing read yet). Set by the request_started/finished receivers
+# below (connected when this module is imported, which the key and startup services do).
 _request_tokens: ContextVar[dict | None] = ContextVar("readcache_tokens", default=None)
 
 
@@ -63,12 +66,20 @@ def is_filling() -> bool:
     return _filling.get()
 
 
-def request_started(**kwargs: Any) -> None:
+@receiver(core_signals.request_started, dispatch_uid="readcache-request-started")
+def _request_started(**kwargs: Any) -> None:
     _request_tokens.set({})
 
 
-def request_finished(**kwargs: Any) -> None:
+@receiver(core_signals.request_finished, dispatch_uid="readcache-request-finished")
+def _request_finished(**kwargs: Any) -> None:
     _request_tokens.set(None)
+
+
+def saves_only_last_login(update_fields: Any) -> bool:
+    """Whether a post_save is a sign-in stamping `last_login`: it changes nothing any copy
+    holds, so receivers skip it (a dashboard sign-in would otherwise drop every copy)."""
+    return update_fields is not None and set(update_fields) <= {"last_login"}
 
 
 def enabled() -> bool:
@@ -175,15 +186,12 @@ class LocalCache:
 
     def get_or_build(self, key: Hashable, build: Callable[[], Any]) -> Any:
         """The entry for `key` if still current, else `build()` (kept unless it is None)."""
-        token = self.token()
-        if token is None:
-            return build()
-        entry = self._entries.get(key)
-        if entry is not None and entry[0] == token and entry[1] > time.monotonic():
-            return entry[2]
+        found, token = self.lookup([key])
+        if key in found:
+            return found[key]
         with filling():
             value = build()
-        if value is not None:
+        if value is not None and token is not None:
             self.put(key, value, token)
         return value
 
@@ -211,7 +219,3 @@ class LocalCache:
             self._entries.move_to_end(key)
             while len(self._entries) > self.max_entries:
                 self._entries.popitem(last=False)
-
-    def clear(self) -> None:
-        with self._lock:
-            self._entries.clear()

@@ -94,12 +94,11 @@ def startup_list(*, filters: StartupFilters) -> QuerySet[Startup]:
 _LIST_ROWS = readcache.LocalCache("data", max_entries=20_000)
 
 
-def _list_cache_key(filters: StartupFilters, offset: int, limit: int) -> str:
+def _list_cache_key(filters: StartupFilters, offset: int, limit: int, token: bytes | None) -> str:
     raw = orjson.dumps({**asdict(filters), "offset": offset, "limit": limit})
     # Under the data generation token when there is one: a write anywhere starts new entries,
     # so the cached total, ids and ranks are as exact as the database. Without one (no shared
     # cache), entries simply age out after LIST_CACHE_SECONDS.
-    token = readcache.current("data") if readcache.enabled() else None
     generation = token.hex() if token else "-"
     return f"{LIST_CACHE_VERSION}:{generation}:{hashlib.sha256(raw).hexdigest()}"
 
@@ -164,19 +163,19 @@ def startup_page(*, filters: StartupFilters, offset: int, limit: int) -> Startup
     write anywhere starts afresh) and for LIST_CACHE_SECONDS at most; 0 turns that off. The
     rows come from this process's current copies, the rest from one primary-key query.
     """
-    qs = startup_list(filters=filters).only(*LIST_COLUMNS)
     seconds = settings.LIST_CACHE_SECONDS
-    key = _list_cache_key(filters, offset, limit)
-    cached = cache.get(key) if seconds > 0 else None
+    token = _LIST_ROWS.token()  # read before the database, for the skeleton and the rows
+    key = _list_cache_key(filters, offset, limit, token) if seconds > 0 else None
+    cached = cache.get(key) if key else None
     if cached is None:
-        token = _LIST_ROWS.token()
+        qs = startup_list(filters=filters).only(*LIST_COLUMNS)
         with readcache.filling():
             built = _build_page(qs, filters, offset, limit)
         startups, total = built["startups"], built["total"]
         if token is not None:
             for startup in startups:
                 _LIST_ROWS.put(startup.id, copy.copy(startup), token)
-        if seconds > 0:
+        if key:
             skeleton = {
                 "total": total,
                 "ids": [startup.id for startup in startups],

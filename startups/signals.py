@@ -22,7 +22,7 @@ from startups.models import Founder, MonthlyRevenue, Social, Startup, Verificati
 @receiver(post_save, sender=Verification)
 @receiver(post_save, sender=MonthlyRevenue)
 @receiver(post_save, sender=User)  # an owner's verification shows on their startups
-def startup_data_changed(sender: type, update_fields=None, **kwargs: Any) -> None:
-    if sender is User and update_fields is not None and set(update_fields) <= {"last_login"}:
-        return  # a sign-in changes nothing that is shown
+def startup_data_changed(sender: type, update_fields=None, created=False, **kwargs: Any) -> None:
+    if sender is User and (created or readcache.saves_only_last_login(update_fields)):
+        return  # a new account owns nothing yet; a sign-in changes nothing shown
     readcache.bump("data")

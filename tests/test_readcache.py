@@ -207,10 +207,11 @@ def test_a_list_follows_a_write_at_once(client, pro):
     assert ranked() == [("Runner", 400, 1), ("Former leader", 300, 2)]
 
 
-def test_signing_in_keeps_the_copies(client):
+def test_signing_up_signing_in_and_making_a_key_keep_the_copies(client):
     from tests.factories import PASSWORD, make_account
 
-    account = make_account()
     token = readcache.current("data"), readcache.current("auth")
+    account = make_account()
     assert client.login(username=account.username, password=PASSWORD)
+    make_api_key(account=account)
     assert (readcache.current("data"), readcache.current("auth")) == token
