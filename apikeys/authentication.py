@@ -34,19 +34,23 @@ def raw_key_from(request: HttpRequest) -> str | None:
     return bearer or x_api_key
 
 
+def key_account_of(request: HttpRequest) -> KeyAccount | None:
+    """The account of the key a request carries, None without one; InvalidApiKey for a wrong,
+    revoked or unusable one. Every surface authenticates through this."""
+    raw = raw_key_from(request)
+    return None if raw is None else api_key_authenticate(raw=raw)
+
+
 class ApiKeyAuthentication(BaseAuthentication):
     """Sets request.user and request.auth to the key's account (id and plan)."""
 
     def authenticate(self, request: Request) -> tuple[KeyAccount, KeyAccount] | None:
         try:
-            raw = raw_key_from(request._request)
-            if raw is None:
-                return None
-            account = api_key_authenticate(raw=raw)
+            account = key_account_of(request._request)
         except InvalidApiKey as error:
             error.headers.setdefault("WWW-Authenticate", self.authenticate_header(request))
             raise
-        return account, account
+        return None if account is None else (account, account)
 
     def authenticate_header(self, request: Request) -> str:
         # Makes DRF answer 401 (not 403) with a WWW-Authenticate challenge.

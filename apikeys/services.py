@@ -5,7 +5,7 @@ from datetime import datetime, timedelta
 from typing import Literal
 
 from django.db import transaction
-from django.db.models import Exists, OuterRef, Subquery
+from django.db.models import OuterRef, Subquery
 from django.utils import timezone
 
 from accounts.models import User
@@ -58,10 +58,6 @@ class KeyAccount:
     key_id: int
     plan: PlanLimits
     is_authenticated = True
-
-    @property
-    def account_id(self) -> int:
-        return self.pk
 
 
 # Per-process copies of key lookups, dropped on every server by any key, subscription or
@@ -133,34 +129,27 @@ def api_key_revoke_raw(*, raw: str, now: datetime | None = None) -> ApiKey | Non
 
 
 def _active_pro(*, account, now: datetime):
-    """The account's Pro subscriptions whose period has not ended (for Exists)."""
+    """The account's Pro subscriptions whose period has not ended (an account, or an
+    OuterRef to one)."""
     return Subscription.objects.filter(
         account_id=account, plan=Subscription.Plan.PRO, current_period_end__gt=now
     )
 
 
-def account_plan(*, account_id: int, now: datetime | None = None) -> PlanLimits:
-    """Pro while the account has a subscription whose period has not ended, else Free (with
-    the account's allowance override, if an operator set one). One query."""
+def account_plan(
+    *, account: User, now: datetime | None = None
+) -> tuple[PlanLimits, datetime | None]:
+    """The account's plan now (Pro while a subscription period runs, else Free with the
+    operator's allowance override, if any) and, on Pro, when the period ends. One query."""
     now = now or timezone.now()
-    pro, override = (
-        User.objects.filter(pk=account_id)
-        .annotate(pro=Exists(_active_pro(account=OuterRef("pk"), now=now)))
-        .values_list("pro", "monthly_allowance_override")
-        .first()
-    ) or (False, None)
-    return plan_for(pro=pro, allowance_override=override)
-
-
-def pro_until(*, account: User, now: datetime | None = None) -> datetime | None:
-    """The end of the account's current Pro period, or None when it is on Free."""
-    now = now or timezone.now()
-    return (
-        Subscription.objects.filter(account=account, current_period_end__gt=now)
+    until = (
+        _active_pro(account=account.pk, now=now)
         .order_by("-current_period_end")
         .values_list("current_period_end", flat=True)
         .first()
     )
+    plan = plan_for(pro=until is not None, allowance_override=account.monthly_allowance_override)
+    return plan, until
 
 
 @transaction.atomic

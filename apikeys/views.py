@@ -12,7 +12,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from accounts.services import account_create
 from apikeys.forms import ApiKeyCreateForm, SignInForm, SignUpForm
 from apikeys.selectors import api_key_get, api_key_list
-from apikeys.services import account_plan, api_key_create, api_key_revoke, pro_until
+from apikeys.services import account_plan, api_key_create, api_key_revoke
 from quota.services import Caller, quota_status
 
 
@@ -40,11 +40,11 @@ def sign_up(request: HttpRequest) -> HttpResponse:
 @login_required
 def dashboard(request: HttpRequest) -> HttpResponse:
     account = request.user
-    plan = account_plan(account_id=account.pk)
+    plan, pro_until = account_plan(account=account)
     usage = quota_status(caller=Caller(plan=plan, account_id=account.pk))
     context = {
         "usage": usage,
-        "pro_until": pro_until(account=account),
+        "pro_until": pro_until,
         "keys": api_key_list(account=account),
         "form": ApiKeyCreateForm(),
     }

@@ -12,8 +12,7 @@ from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponse
 from django.views.decorators.csrf import csrf_exempt
 
-from apikeys.authentication import raw_key_from
-from apikeys.services import KeyAccount, api_key_authenticate
+from apikeys.authentication import key_account_of
 from mcpserver.protocol import (
     DEFAULT_HEADER_VERSION,
     INVALID_REQUEST,
@@ -33,16 +32,6 @@ def _json(body: Any, status: int = 200, headers: dict[str, str] | None = None) -
     return HttpResponse(
         orjson.dumps(body), status=status, content_type="application/json", headers=headers
     )
-
-
-def authenticate_request(request: HttpRequest) -> KeyAccount | None:
-    """The caller's account (None without a key); InvalidApiKey for a wrong or revoked key.
-
-    The same header rules and service as the REST surface's DRF authentication class. MCP calls
-    never spend the monthly allowance, so nothing else is done with the account.
-    """
-    raw = raw_key_from(request)
-    return None if raw is None else api_key_authenticate(raw=raw)
 
 
 def _json_content_type(request: HttpRequest) -> bool:
@@ -82,7 +71,8 @@ def mcp_endpoint(request: HttpRequest) -> HttpResponse:
         error = unsupported_version(version, SUPPORTED_VERSIONS)
         return _json(error_response(None, error.code, error.message, error.data), status=400)
     try:
-        authenticate_request(request)
+        # MCP calls never spend the allowance: only whether the key is good matters here.
+        key_account_of(request)
     except ApiError as error:
         body = error_response(None, API_ERROR, error.message, {"code": error.code})
         return _json(body, status=error.status_code, headers=error.headers or None)

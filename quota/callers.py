@@ -2,13 +2,13 @@
 
 import ipaddress
 from collections.abc import Mapping
-from datetime import datetime
+from functools import lru_cache
 
 from django.conf import settings
 from rest_framework.request import Request
 
-from apikeys.services import account_plan
-from quota.plans import FREE, PlanLimits
+from apikeys.services import KeyAccount
+from quota.plans import FREE
 from quota.services import Caller
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -24,8 +24,14 @@ def _parse(value: str) -> IPAddress | None:
     return address
 
 
+@lru_cache(maxsize=8)
+def _networks(entries: tuple[str, ...]) -> list[ipaddress.IPv4Network | ipaddress.IPv6Network]:
+    return [ipaddress.ip_network(entry, strict=False) for entry in entries]
+
+
 def _trusted_networks() -> list[ipaddress.IPv4Network | ipaddress.IPv6Network]:
-    return [ipaddress.ip_network(entry, strict=False) for entry in settings.TRUSTED_PROXIES]
+    # Parsed once per distinct setting, not on every request without a key.
+    return _networks(tuple(settings.TRUSTED_PROXIES))
 
 
 def client_address(*, remote_addr: str, forwarded_for: str | None) -> IPAddress | None:
@@ -55,18 +61,11 @@ def client_key(address: IPAddress | None) -> str:
     return str(address)
 
 
-def caller_for(
-    *,
-    account_id: int | None,
-    meta: Mapping[str, str],
-    now: datetime | None = None,
-    plan: PlanLimits | None = None,
-) -> Caller:
-    """The Caller of a request: the key's account and its plan (looked up unless the key
-    lookup already brought it), else Free per client."""
-    if account_id is not None:
-        plan = plan or account_plan(account_id=account_id, now=now)
-        return Caller(plan=plan, account_id=account_id)
+def caller_for(*, account: KeyAccount | None, meta: Mapping[str, str]) -> Caller:
+    """The Caller of a request: its key's account on the plan the key lookup brought, else
+    Free per client address."""
+    if account is not None:
+        return Caller(plan=account.plan, account_id=account.pk)
     address = client_address(
         remote_addr=meta.get("REMOTE_ADDR", ""), forwarded_for=meta.get("HTTP_X_FORWARDED_FOR")
     )
@@ -77,11 +76,7 @@ def request_caller(request: Request) -> Caller:
     """The request's Caller, worked out once per request (authenticating it if needed)."""
     caller = getattr(request, "_quota_caller", None)
     if caller is None:
-        user = request.user  # DRF authenticates here; a bad key raises InvalidApiKey
-        caller = caller_for(
-            account_id=getattr(user, "pk", None),
-            meta=request.META,
-            plan=getattr(request.auth, "plan", None),
-        )
+        request.user  # noqa: B018 - DRF authenticates on first use; a bad key raises
+        caller = caller_for(account=request.auth, meta=request.META)
         request._quota_caller = caller
     return caller

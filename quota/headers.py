@@ -12,8 +12,7 @@ from django.utils import timezone
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from apikeys.authentication import raw_key_from
-from apikeys.services import api_key_authenticate
+from apikeys.authentication import key_account_of
 from openstartup.errors import InvalidApiKey
 from openstartup.formats import iso_timestamp
 from quota.callers import caller_for, request_caller
@@ -94,12 +93,8 @@ class QuotaHeadersMiddleware:
     def _caller(self, request: HttpRequest) -> Caller:
         # No view authenticated this request, so this is its only key check. A bad key is
         # reported on the Free figures of the client address, like a request without a key.
-        account_id = plan = None
         try:
-            raw = raw_key_from(request)
-            if raw is not None:
-                account = api_key_authenticate(raw=raw)
-                account_id, plan = account.pk, account.plan
+            account = key_account_of(request)
         except InvalidApiKey:
-            pass
-        return caller_for(account_id=account_id, meta=request.META, plan=plan)
+            account = None
+        return caller_for(account=account, meta=request.META)

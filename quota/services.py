@@ -111,9 +111,7 @@ def quota_reserve(*, caller: Caller, wanted: int, now: datetime | None = None) -
         return Reservation(caller=caller, month=month, wanted=wanted, granted=wanted)
     want = wanted
     while want > 0:
-        rows = _rows(caller=caller, month=month)
-        if allowance is not None:
-            rows = rows.filter(used__lte=allowance - want)
+        rows = _rows(caller=caller, month=month).filter(used__lte=allowance - want)
         if rows.update(used=F("used") + want):
             return Reservation(caller=caller, month=month, wanted=wanted, granted=want)
         used = _rows(caller=caller, month=month).values_list("used", flat=True).first()

@@ -252,10 +252,11 @@ def test_the_api_serves_again_after_the_month_turns(api_client, api_key, startup
     assert served["X-Service-Quota-Reset"] == "2027-01-01T00:00:00.000Z"
 
 
-def test_an_uncapped_reservation_grants_everything(db):
+def test_an_uncapped_reservation_grants_everything_and_counts_nothing(db):
     caller = Caller(plan=PRO, client="198.51.100.2")
     assert quota_reserve(caller=caller, wanted=50).granted == 50
     assert quota_reserve(caller=caller, wanted=50).granted == 50
+    assert not MonthlyUsage.objects.exists()
 
 
 @override_settings(TRUSTED_PROXIES=["10.0.0.0/8", "not-an-address"])
