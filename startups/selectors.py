@@ -203,6 +203,14 @@ def storable_slug(slug: str) -> bool:
     return "\x00" not in slug
 
 
+def _people_and_links() -> tuple[Prefetch, Prefetch]:
+    """Founders and socials in the order every profile shows them."""
+    return (
+        Prefetch("founders", queryset=Founder.objects.order_by("position", "id")),
+        Prefetch("socials", queryset=Social.objects.order_by("platform", "id")),
+    )
+
+
 def startup_get(*, slug: str) -> Startup | None:
     """One published startup with everything its detail view shows, or None."""
     if not storable_slug(slug):
@@ -211,8 +219,7 @@ def startup_get(*, slug: str) -> Startup | None:
         published_startups()
         .select_related("verification", "owner")
         .prefetch_related(
-            Prefetch("founders", queryset=Founder.objects.order_by("position", "id")),
-            Prefetch("socials", queryset=Social.objects.order_by("platform", "id")),
+            *_people_and_links(),
             Prefetch("verification__monthly", queryset=MonthlyRevenue.objects.order_by("month")),
         )
         .filter(slug=slug)
@@ -293,8 +300,7 @@ def ai_startup_get(*, slug: str) -> Startup | None:
         ai_enabled_startups()
         .select_related("owner", "verification")
         .prefetch_related(
-            Prefetch("founders", queryset=Founder.objects.order_by("position", "id")),
-            Prefetch("socials", queryset=Social.objects.order_by("platform", "id")),
+            *_people_and_links(),
         )
         .filter(slug=slug)
         .first()

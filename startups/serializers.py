@@ -180,6 +180,16 @@ def verification_of(startup: Startup) -> Verification | None:
     return getattr(startup, "verification", None)
 
 
+def headline_revenue(startup: Startup) -> dict:
+    """The headline figures and whether a provider verified them (detail, AI, MCP)."""
+    return {
+        "mrr": startup.mrr,
+        "arr": startup.arr,
+        "currency": startup.currency,
+        "verified": verification_of(startup) is not None,
+    }
+
+
 # Declarations of the output shapes (see the module docstring). Helpers keep them short.
 def _text(**kwargs: Any) -> serializers.CharField:
     """A string; `null=True` when the value may be null."""
@@ -343,12 +353,7 @@ class StartupDetailSerializer(serializers.Serializer):
             "socials": [
                 {"platform": social.platform, "url": social.url} for social in startup.socials.all()
             ],
-            "revenue": {
-                "mrr": startup.mrr,
-                "arr": startup.arr,
-                "currency": startup.currency,
-                "verified": verification is not None,
-            },
+            "revenue": headline_revenue(startup),
             "verification": (
                 VerificationSerializer(verification).data if verification is not None else None
             ),
@@ -489,12 +494,7 @@ class AiMatchSerializer(AiDiscoveryEntrySerializer):
         return {
             **super().to_representation(startup),
             "industry": startup.industry,
-            "revenue": {
-                "mrr": startup.mrr,
-                "arr": startup.arr,
-                "currency": startup.currency,
-                "verified": verification_of(startup) is not None,
-            },
+            "revenue": headline_revenue(startup),
         }
 
 
@@ -548,7 +548,6 @@ class AiProfileSerializer(serializers.Serializer):
 
     def to_representation(self, startup: Startup) -> dict:
         request = self.context.get("request")
-        verification = verification_of(startup)
         socials = [social.url for social in startup.socials.all()]
         is_owner_verified = owner_verified(startup)
         return {
@@ -571,13 +570,7 @@ class AiProfileSerializer(serializers.Serializer):
             "technologies": list(startup.technologies or []),
             "verified": is_owner_verified,
             "verification_status": OWNER_VERIFIED if is_owner_verified else UNVERIFIED,
-            "revenue": {
-                "mrr": startup.mrr,
-                "arr": startup.arr,
-                "currency": startup.currency,
-                "verified": verification is not None,
-                "source": revenue_source(startup),
-            },
+            "revenue": {**headline_revenue(startup), "source": revenue_source(startup)},
             "updated_at": iso_timestamp(startup.updated_at),
             "source": settings.SERVICE_NAME,
             "service_profile": profile_url(startup, request),
