@@ -14,6 +14,12 @@ def iso_timestamp(value: datetime | None) -> str | None:
     return utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}Z"
 
 
+def month_start(moment: datetime) -> date:
+    """The UTC calendar month of a moment, as its first day (quota months, revenue months)."""
+    utc = moment.astimezone(UTC)
+    return date(utc.year, utc.month, 1)
+
+
 def iso_month(value: date | None) -> str | None:
     """A calendar month as YYYY-MM."""
     return None if value is None else f"{value.year:04d}-{value.month:02d}"

@@ -19,7 +19,7 @@ from django.db.models import F, QuerySet
 from django.utils import timezone
 
 from openstartup.errors import QuotaExceeded
-from openstartup.formats import iso_timestamp
+from openstartup.formats import iso_timestamp, month_start
 from quota.models import MonthlyUsage
 from quota.plans import PlanLimits
 
@@ -68,12 +68,6 @@ class Reservation:
         if count > self.granted:
             raise ValueError(f"Used {count} records but only {self.granted} were granted.")
         self.used = count
-
-
-def month_start(now: datetime) -> date:
-    """The first day of `now`'s UTC month."""
-    utc = now.astimezone(UTC)
-    return date(utc.year, utc.month, 1)
 
 
 def next_reset(now: datetime) -> datetime:

@@ -10,9 +10,17 @@ from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
+from openstartup.formats import month_start
 from verification.money import Money, money_add
 
 LAST_DAYS = 30
+# Months per billing interval, to normalise every price to one month.
+PER_MONTH = {
+    "day": Decimal(365) / 12,
+    "week": Decimal(52) / 12,
+    "month": Decimal(1),
+    "year": Decimal(1) / 12,
+}
 
 
 @dataclass
@@ -34,18 +42,14 @@ class ProviderFigures:
 @dataclass(frozen=True)
 class Provider:
     name: str
-    label: str
     default_api_base: str
     auth_headers: Callable[[str], dict[str, str]]
     fetch: Callable[..., Any]
     compute: Callable[..., ProviderFigures]
-    has_subscriptions: bool = True
 
 
-def month_of(moment: datetime) -> date:
-    """The UTC calendar month of a moment, as its first day."""
-    utc = moment.astimezone(UTC)
-    return date(utc.year, utc.month, 1)
+def bearer_headers(key: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {key}"}
 
 
 def next_month(month: date) -> date:
@@ -91,11 +95,18 @@ class Ledger:
         if not self.monthly:
             return {}
         filled: dict[date, MonthFigures] = {}
-        month, last = min(self.monthly), month_of(self.now)
+        month, last = min(self.monthly), month_start(self.now)
         while month <= last:
             filled[month] = self.monthly.get(month, MonthFigures())
             month = next_month(month)
         return filled
 
+    def figures(self, *, mrr: Money | None, customers: int) -> ProviderFigures:
+        """What the connector found: `mrr` (None without subscription data), the months and
+        the last 30 days recorded here, and the customer count."""
+        return ProviderFigures(
+            mrr=mrr, monthly=self.months(), last_30_days=self.last_30_days, customers=customers
+        )
+
     def _month(self, at: datetime) -> MonthFigures:
-        return self.monthly.setdefault(month_of(at), MonthFigures())
+        return self.monthly.setdefault(month_start(at), MonthFigures())

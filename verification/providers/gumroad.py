@@ -8,11 +8,13 @@ from datetime import datetime
 from decimal import Decimal
 
 from verification.http import ProviderError, ProviderHttp
-from verification.providers.base import Ledger, Provider, ProviderFigures, parse_timestamp
-
-
-def auth_headers(key: str) -> dict[str, str]:
-    return {"Authorization": f"Bearer {key}"}
+from verification.providers.base import (
+    Ledger,
+    Provider,
+    ProviderFigures,
+    bearer_headers,
+    parse_timestamp,
+)
 
 
 def fetch(*, http: ProviderHttp, now: datetime) -> dict:
@@ -46,20 +48,13 @@ def compute(*, raw: dict, now: datetime) -> ProviderFigures:
             # Without a refund date on the sale, the refund falls in the sale's own month.
             at = parse_timestamp(sale["refunded_at"]) if sale.get("refunded_at") else created
             ledger.refund(at=at, currency=currency, minor=refunded)
-    return ProviderFigures(
-        mrr=None,
-        monthly=ledger.months(),
-        last_30_days=ledger.last_30_days,
-        customers=len(buyers),
-    )
+    return ledger.figures(mrr=None, customers=len(buyers))
 
 
 PROVIDER = Provider(
     name="gumroad",
-    label="Gumroad",
     default_api_base="https://api.gumroad.com",
-    auth_headers=auth_headers,
+    auth_headers=bearer_headers,
     fetch=fetch,
     compute=compute,
-    has_subscriptions=False,
 )

@@ -12,21 +12,22 @@ from typing import Any
 
 from verification.http import ProviderHttp
 from verification.money import Money, money_add
-from verification.providers.base import Ledger, Provider, ProviderFigures, parse_timestamp
+from verification.providers.base import (
+    PER_MONTH,
+    Ledger,
+    Provider,
+    ProviderFigures,
+    bearer_headers,
+    parse_timestamp,
+)
 
 PAGE = 100
 COUNTED_STATUSES = ("active", "past_due")
 PAID_STATUSES = {"paid", "refunded", "partial_refund"}
-PER_MONTH = {
-    "day": Decimal(365) / 12,
-    "week": Decimal(52) / 12,
-    "month": Decimal(1),
-    "year": Decimal(1) / 12,
-}
 
 
 def auth_headers(key: str) -> dict[str, str]:
-    return {"Authorization": f"Bearer {key}", "Accept": "application/vnd.api+json"}
+    return {**bearer_headers(key), "Accept": "application/vnd.api+json"}
 
 
 def list_all(http: ProviderHttp, path: str) -> Iterator[dict]:
@@ -103,17 +104,11 @@ def compute(*, raw: dict, now: datetime) -> ProviderFigures:
                 currency=payment["currency"],
                 minor=refunded,
             )
-    return ProviderFigures(
-        mrr=mrr,
-        monthly=ledger.months(),
-        last_30_days=ledger.last_30_days,
-        customers=len(customers),
-    )
+    return ledger.figures(mrr=mrr, customers=len(customers))
 
 
 PROVIDER = Provider(
     name="lemonsqueezy",
-    label="Lemon Squeezy",
     default_api_base="https://api.lemonsqueezy.com",
     auth_headers=auth_headers,
     fetch=fetch,

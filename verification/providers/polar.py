@@ -11,6 +11,7 @@ from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
 from typing import Any
 
+from openstartup.formats import month_start
 from verification.http import ProviderHttp
 from verification.money import money_add
 from verification.providers.base import (
@@ -18,16 +19,12 @@ from verification.providers.base import (
     MonthFigures,
     Provider,
     ProviderFigures,
-    month_of,
+    bearer_headers,
     parse_timestamp,
 )
 
 PAGE = 100
 CURRENCY = "USD"  # the metrics endpoint reports every amount in US cents
-
-
-def auth_headers(key: str) -> dict[str, str]:
-    return {"Authorization": f"Bearer {key}"}
 
 
 def _window(limits: dict, interval: str, today: date) -> date:
@@ -82,12 +79,11 @@ def list_all(http: ProviderHttp, path: str, params: dict[str, Any]) -> Iterator[
 def compute(*, raw: dict, now: datetime) -> ProviderFigures:
     monthly: dict[date, MonthFigures] = {}
     for period in raw["monthly"]:
-        month = month_of(parse_timestamp(period["timestamp"]))
+        month = month_start(parse_timestamp(period["timestamp"]))
         if not monthly and not period.get("revenue"):
             continue  # history starts at the first month with revenue
         figures = monthly.setdefault(month, MonthFigures())
         money_add(figures.gross, CURRENCY, period.get("revenue") or 0)
-        money_add(figures.refunds, CURRENCY, 0)
     last_30_days: dict[str, Decimal] = {}
     for period in raw["daily"]:
         money_add(last_30_days, CURRENCY, period.get("revenue") or 0)
@@ -102,7 +98,7 @@ def compute(*, raw: dict, now: datetime) -> ProviderFigures:
         currency = refund.get("currency") or CURRENCY
         # A refund counts in the month it happened, not the month of the order.
         money_add(
-            monthly.setdefault(month_of(at), MonthFigures()).refunds, currency, refund["amount"]
+            monthly.setdefault(month_start(at), MonthFigures()).refunds, currency, refund["amount"]
         )
         if at >= window_start:
             money_add(last_30_days, currency, -Decimal(refund["amount"]))
@@ -118,9 +114,8 @@ def compute(*, raw: dict, now: datetime) -> ProviderFigures:
 
 PROVIDER = Provider(
     name="polar",
-    label="Polar",
     default_api_base="https://api.polar.sh",
-    auth_headers=auth_headers,
+    auth_headers=bearer_headers,
     fetch=fetch,
     compute=compute,
 )

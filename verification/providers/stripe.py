@@ -12,23 +12,19 @@ from typing import Any
 
 from verification.http import ProviderHttp
 from verification.money import Money, money_add
-from verification.providers.base import Ledger, Provider, ProviderFigures, parse_timestamp
+from verification.providers.base import (
+    PER_MONTH,
+    Ledger,
+    Provider,
+    ProviderFigures,
+    bearer_headers,
+    parse_timestamp,
+)
 
 PAGE = 100
 COUNTED_STATUSES = ("active", "past_due")
 SALE_TYPES = {"charge", "payment"}
 REFUND_TYPES = {"refund", "payment_refund"}
-# Months per billing interval, to normalise every price to one month.
-PER_MONTH = {
-    "day": Decimal(365) / 12,
-    "week": Decimal(52) / 12,
-    "month": Decimal(1),
-    "year": Decimal(1) / 12,
-}
-
-
-def auth_headers(key: str) -> dict[str, str]:
-    return {"Authorization": f"Bearer {key}"}
 
 
 def list_all(http: ProviderHttp, path: str, params: dict[str, Any]) -> Iterator[dict]:
@@ -141,19 +137,13 @@ def compute(*, raw: dict, now: datetime) -> ProviderFigures:
         elif transaction["type"] in REFUND_TYPES:
             # Refund transactions carry negative amounts.
             ledger.refund(at=at, currency=transaction["currency"], minor=-transaction["amount"])
-    return ProviderFigures(
-        mrr=mrr,
-        monthly=ledger.months(),
-        last_30_days=ledger.last_30_days,
-        customers=len(customers),
-    )
+    return ledger.figures(mrr=mrr, customers=len(customers))
 
 
 PROVIDER = Provider(
     name="stripe",
-    label="Stripe",
     default_api_base="https://api.stripe.com",
-    auth_headers=auth_headers,
+    auth_headers=bearer_headers,
     fetch=fetch,
     compute=compute,
 )
