@@ -279,7 +279,7 @@ def test_connect_provider_takes_no_key_on_the_command_line_and_checks_the_api_ba
     fake, monkeypatch
 ):
     Startup.objects.create(name="x", slug="x")
-    with pytest.raises(Exception):  # noqa: B017 - argparse refuses the extra argument
+    with pytest.raises(Exception, match="unrecognized arguments"):
         call_command("connect_provider", "x", "stripe", "rk_live_on_argv", stdout=io.StringIO())
     monkeypatch.setattr(sys, "stdin", io.StringIO("rk_live_key\n"))
     with pytest.raises(Exception, match="api-base must be an http"):

@@ -118,8 +118,10 @@ def test_timeouts_are_retried_and_never_mention_the_key(settings):
     def handler(request: httpx.Request) -> httpx.Response:
         raise httpx.ReadTimeout("timed out sk_secret", request=request)
 
+    sleeps: list[float] = []
     with pytest.raises(ProviderUnavailable) as raised:
-        client(handler, sleeps=[]).get("/x")
+        client(handler, sleeps=sleeps).get("/x")
+    assert len(sleeps) == 1  # one retry before giving up
     assert "sk_secret" not in str(raised.value)
 
 

@@ -298,6 +298,8 @@ def test_a_revoked_key_keeps_the_last_good_figures(fake_providers):
         transactions=[txn("txn_1", "charge", 4900, ts(2026, 11, 1))],
     )
     connection = ProviderConnection.objects.get(startup=startup)
+    kept = ("mrr", "arr", "total_revenue", "last_30_days", "customers", "verified_at")
+    before = Verification.objects.values(*kept).get(startup=startup)
     fake_providers.revoke("rk_test_acme")
     later = datetime(2026, 11, 16, 12, tzinfo=UTC)
     revenue_sync(connection=connection, now=later)
@@ -309,6 +311,7 @@ def test_a_revoked_key_keeps_the_last_good_figures(fake_providers):
     startup.refresh_from_db()
     assert (startup.mrr, startup.arr) == (49, 588)
     assert startup.verification.verified_at == NOW
+    assert Verification.objects.values(*kept).get(startup=startup) == before
     assert rows(startup) == [("2026-11", 49, 0, 49)]
 
 
@@ -388,3 +391,27 @@ def test_a_currency_without_a_rate_is_an_error_that_keeps_the_figures(fake_provi
     assert "XYZ" in connection.last_error
     startup.refresh_from_db()
     assert startup.mrr == 49
+
+
+def test_arr_and_total_revenue_are_built_from_the_published_whole_dollars():
+    from datetime import date
+    from decimal import Decimal
+
+    from verification.providers.base import MonthFigures, ProviderFigures
+    from verification.services import figures_in_usd
+
+    cents = {"USD": Decimal(1050)}  # $10.50 a month: published as $11 (half up)
+    usd = figures_in_usd(
+        ProviderFigures(
+            mrr=cents,
+            monthly={
+                date(2026, 10, 1): MonthFigures(gross=cents, refunds={}),
+                date(2026, 11, 1): MonthFigures(gross=cents, refunds={}),
+            },
+            last_30_days={"USD": Decimal(-500)},  # refunds outweighing sales in the window
+            customers=1,
+        )
+    )
+    assert (usd.mrr, usd.arr) == (11, 132)  # not round(12 x 10.50) = 126
+    assert usd.total_revenue == 22  # the sum of the published months, not round(21.00)
+    assert usd.last_30_days == 0  # never negative
