@@ -33,81 +33,43 @@ class ToolError(Exception):
 
 # --- Output schemas: what every structuredContent really is (tests validate against them). ---
 
-_TEXT = {"type": "string"}
-_NULLABLE_TEXT = {"type": ["string", "null"]}
-_NULLABLE_INT = {"type": ["integer", "null"]}
+
+def output_schema(field: serializers.Field) -> dict:
+    """The JSON Schema of an output serializer or field, from its declared fields: the same
+    declarations the OpenAPI document is generated from (and tested against the output)."""
+    if isinstance(field, serializers.ListSerializer | serializers.ListField):
+        schema: dict = {"type": "array", "items": output_schema(field.child)}
+    elif isinstance(field, serializers.Serializer):
+        properties = {name: output_schema(child) for name, child in field.fields.items()}
+        schema = {
+            "type": "object",
+            "properties": properties,
+            "required": list(properties),
+            "additionalProperties": False,
+        }
+    elif isinstance(field, serializers.ChoiceField):
+        schema = {"type": "string", "enum": list(field.choices)}
+    elif isinstance(field, serializers.BooleanField):
+        schema = {"type": "boolean"}
+    elif isinstance(field, serializers.IntegerField):
+        schema = {"type": "integer"}
+    else:  # text and timestamps
+        schema = {"type": "string"}
+    if field.allow_null:
+        schema["type"] = [schema["type"], "null"]
+    return schema
 
 
-def _object(properties: dict) -> dict:
-    return {
-        "type": "object",
-        "properties": properties,
-        "required": list(properties),
-        "additionalProperties": False,
-    }
-
-
-MATCH_SCHEMA = _object(
-    {
-        "name": _TEXT,
-        "slug": _TEXT,
-        "description": _NULLABLE_TEXT,
-        "category": _NULLABLE_TEXT,
-        "website": _NULLABLE_TEXT,
-        "profile_url": _TEXT,
-        "api_url": _TEXT,
-        "verified": {"type": "boolean"},
-        "industry": _NULLABLE_TEXT,
-        "revenue": _object(
-            {
-                "mrr": _NULLABLE_INT,
-                "arr": _NULLABLE_INT,
-                "currency": _TEXT,
-                "verified": {"type": "boolean"},
-            }
-        ),
-    }
-)
-MATCHES_SCHEMA = _object(
-    {
+MATCHES_SCHEMA = {
+    "type": "object",
+    "properties": {
         "count": {"type": "integer", "minimum": 0},
-        "startups": {"type": "array", "items": MATCH_SCHEMA},
-    }
-)
-PROFILE_SCHEMA = _object(
-    {
-        "name": _TEXT,
-        "slug": _TEXT,
-        "type": _TEXT,
-        "description": _NULLABLE_TEXT,
-        "website": _NULLABLE_TEXT,
-        "industry": _NULLABLE_TEXT,
-        "categories": {"type": "array", "items": _TEXT},
-        "founders": {
-            "type": "array",
-            "items": _object({"name": _TEXT, "title": _NULLABLE_TEXT, "url": _NULLABLE_TEXT}),
-        },
-        "founded_year": _NULLABLE_INT,
-        "technologies": {"type": "array", "items": _TEXT},
-        "verified": {"type": "boolean"},
-        "verification_status": {"type": "string", "enum": ["owner_verified", "unverified"]},
-        "revenue": _object(
-            {
-                "mrr": _NULLABLE_INT,
-                "arr": _NULLABLE_INT,
-                "currency": _TEXT,
-                "verified": {"type": "boolean"},
-                "source": _TEXT,
-            }
-        ),
-        "updated_at": _NULLABLE_TEXT,
-        "source": _TEXT,
-        "service_profile": _TEXT,
-        "api_url": _TEXT,
-        "same_as": {"type": "array", "items": _TEXT},
-        "discovery": _TEXT,
-    }
-)
+        "startups": output_schema(AiMatchSerializer(many=True)),
+    },
+    "required": ["count", "startups"],
+    "additionalProperties": False,
+}
+PROFILE_SCHEMA = output_schema(AiProfileSerializer())
 
 
 # --- Arguments and handlers. ---
