@@ -105,3 +105,8 @@ def make_verification(
 def make_startups(count: int) -> list[Startup]:
     """`count` startups, each with an MRR."""
     return [make_startup(mrr=1000 + i) for i in range(count)]
+
+
+def bearer(raw: str) -> dict[str, str]:
+    """Django test-client keyword arguments sending `raw` as a Bearer key."""
+    return {"HTTP_AUTHORIZATION": f"Bearer {raw}"}

@@ -11,13 +11,9 @@ from apikeys import keys
 from apikeys.models import ApiKey, Subscription
 from apikeys.services import api_key_authenticate
 from openstartup.errors import InvalidApiKey
-from tests.factories import make_account, make_api_key, make_startups, make_subscription
+from tests.factories import bearer, make_account, make_api_key, make_startups, make_subscription
 
 LIST = "/api/v1/startups"
-
-
-def bearer(raw: str) -> dict[str, str]:
-    return {"HTTP_AUTHORIZATION": f"Bearer {raw}"}
 
 
 def assert_invalid_key(response) -> None:

@@ -12,14 +12,10 @@ from quota.models import MonthlyUsage
 from quota.plans import FREE, PRO
 from quota.services import Caller, QuotaExceeded, quota_reserve, quota_status
 from tests.caches import clear_caches
-from tests.factories import make_api_key, make_startups, make_subscription
+from tests.factories import bearer, make_api_key, make_startups, make_subscription
 
 LIST = "/api/v1/startups"
 ISO = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$")
-
-
-def bearer(raw: str) -> dict[str, str]:
-    return {"HTTP_AUTHORIZATION": f"Bearer {raw}"}
 
 
 def used_by(account) -> int:

@@ -13,6 +13,7 @@ from tests.verification_fakes import (
     gumroad_routes,
     lemonsqueezy_routes,
     polar_routes,
+    rows,
 )
 from verification.models import ProviderConnection
 from verification.services import provider_connection_connect, revenue_sync
@@ -32,13 +33,6 @@ def connect_and_sync(
     assert connection.status == ProviderConnection.Status.OK, connection.last_error
     startup.refresh_from_db()
     return startup
-
-
-def rows(startup: Startup) -> list[tuple[str, int, int, int]]:
-    return [
-        (f"{row.month:%Y-%m}", row.gross, row.refunds, row.net)
-        for row in MonthlyRevenue.objects.filter(verification__startup=startup)
-    ]
 
 
 # --- Lemon Squeezy -----------------------------------------------------------------------------

@@ -8,8 +8,15 @@ from datetime import UTC, datetime
 
 import pytest
 
-from startups.models import MonthlyRevenue, Startup, Verification
-from tests.verification_fakes import NOW, FakeProviders, always, failing_first, stripe_routes
+from startups.models import Startup, Verification
+from tests.verification_fakes import (
+    NOW,
+    FakeProviders,
+    always,
+    failing_first,
+    rows,
+    stripe_routes,
+)
 from verification.models import ProviderConnection
 from verification.services import provider_connection_connect, revenue_sync
 
@@ -90,13 +97,6 @@ def sync(
     assert connection.status == ProviderConnection.Status.OK, connection.last_error
     startup.refresh_from_db()
     return startup
-
-
-def rows(startup: Startup) -> list[tuple[str, int, int, int]]:
-    return [
-        (f"{row.month:%Y-%m}", row.gross, row.refunds, row.net)
-        for row in MonthlyRevenue.objects.filter(verification__startup=startup)
-    ]
 
 
 def test_monthly_and_annual_plans_are_normalised_to_a_month(fake_providers):

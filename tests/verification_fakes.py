@@ -219,3 +219,13 @@ def gumroad_routes(*, sales: list[dict], page_size: int = 10) -> dict[str, Route
         return ok(body)
 
     return {"/v2/sales": answer}
+
+
+def rows(startup) -> list[tuple[str, int, int, int]]:
+    """The startup's stored months as (YYYY-MM, gross, refunds, net)."""
+    from startups.models import MonthlyRevenue
+
+    return [
+        (f"{row.month:%Y-%m}", row.gross, row.refunds, row.net)
+        for row in MonthlyRevenue.objects.filter(verification__startup=startup)
+    ]
