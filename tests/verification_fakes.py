@@ -117,7 +117,7 @@ def _first(query: Query, name: str, default: str | None = None) -> str | None:
 def stripe_list(objects: list[dict], *, filter_status: bool = False) -> Route:
     def answer(query: Query) -> Answer:
         chosen = objects
-        if filter_status and _first(query, "status"):
+        if filter_status and _first(query, "status") not in (None, "all"):
             chosen = [obj for obj in objects if obj["status"] == _first(query, "status")]
         if _first(query, "subscription"):
             chosen = [obj for obj in chosen if obj["subscription"] == _first(query, "subscription")]
@@ -132,13 +132,25 @@ def stripe_list(objects: list[dict], *, filter_status: bool = False) -> Route:
 
 
 def stripe_routes(
-    *, subscriptions: list[dict], balance_transactions: list[dict], items: list[dict] = ()
+    *,
+    subscriptions: list[dict],
+    balance_transactions: list[dict],
+    items: list[dict] = (),
+    charges: list[dict] = (),
+    coupons: list[dict] = (),
+    prices: list[dict] = (),
 ) -> dict[str, Route]:
-    return {
+    """Stripe's lists, plus one route per coupon and price id (`/v1/coupons/{id}`)."""
+    routes = {
         "/v1/subscriptions": stripe_list(subscriptions, filter_status=True),
         "/v1/balance_transactions": stripe_list(balance_transactions),
         "/v1/subscription_items": stripe_list(list(items)),
+        "/v1/charges": stripe_list(list(charges)),
     }
+    for obj in [*coupons, *prices]:
+        path = f"/v1/{'coupons' if obj['object'] == 'coupon' else 'prices'}/{obj['id']}"
+        routes[path] = lambda query, obj=obj: ok(obj)
+    return routes
 
 
 # --- Lemon Squeezy: JSON:API, `page[number]` + `page[size]`, meta.page.lastPage -------------------
