@@ -133,7 +133,7 @@ def connect_all(fake: FakeProviders, monkeypatch) -> None:
                 }
             ],
             daily=[{"timestamp": "2026-11-01T00:00:00Z", "revenue": 2500}],
-            customers=[{"id": "c1"}],
+            subscriptions=[{"id": "s1", "status": "active", "amount": 2500, "customer_id": "c1"}],
         ),
         monkeypatch,
     )
@@ -220,7 +220,7 @@ def test_a_revoked_key_does_not_stop_the_others_and_keeps_its_figures(fake, monk
     assert statuses == {
         "stripe-co": "key_revoked",
         "lemon-co": "ok",
-        "polar-co": "stale",
+        "polar-co": "error",
         "gumroad-co": "ok",
     }
     stripe = detail("stripe-co")

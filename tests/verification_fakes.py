@@ -189,7 +189,8 @@ def polar_routes(
     min_date: str,
     monthly: list[dict],
     daily: list[dict],
-    customers: list[dict],
+    subscriptions: list[dict] = (),
+    orders: list[dict] = (),
     refunds: list[dict] = (),
 ) -> dict[str, Route]:
     def metrics(query: Query) -> Answer:
@@ -214,7 +215,8 @@ def polar_routes(
     return {
         "/v1/metrics/limits": lambda query: ok(limits),
         "/v1/metrics/": metrics,
-        "/v1/customers/": polar_list(customers),
+        "/v1/subscriptions/": polar_list(list(subscriptions)),
+        "/v1/orders/": polar_list(list(orders)),
         "/v1/refunds/": polar_list(list(refunds)),
     }
 

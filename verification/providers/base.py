@@ -66,6 +66,40 @@ class Provider:
     probe: Callable[..., None] | None = None
 
 
+@dataclass(frozen=True)
+class Tier:
+    """One tier of a tiered price: up to `up_to` units (None: no limit), `unit` per unit and a
+    `flat` amount, in minor units."""
+
+    up_to: int | None
+    unit: Decimal
+    flat: Decimal
+
+
+def tiered_amount(mode: str, tiers: list[Tier], quantity: int) -> Decimal:
+    """What a tiered price bills for `quantity`, per billing interval (Stripe and Lemon Squeezy).
+
+    volume: the whole quantity at the tier it falls in (that tier's flat + unit x quantity).
+    graduated: each tier's slice of the quantity at that tier's unit amount, plus the flat amount
+    of every tier the quantity reaches.
+    """
+    if quantity <= 0:
+        return Decimal(0)
+    if mode == "volume":
+        for tier in tiers:
+            if tier.up_to is None or quantity <= tier.up_to:
+                return tier.flat + tier.unit * quantity
+        return Decimal(0)
+    amount, below = Decimal(0), 0
+    for tier in tiers:
+        top = quantity if tier.up_to is None else min(quantity, tier.up_to)
+        if top <= below:
+            break
+        amount += tier.unit * (top - below) + tier.flat
+        below = top
+    return amount
+
+
 def refuse_test_mode(provider: str, what: str) -> None:
     raise TestModeData(
         f"{provider} sent test-mode data ({what}): test data is not real revenue and is never "

@@ -8,7 +8,6 @@ Every discount shape is read: the embedded `coupon` of versions before 2025-09-3
 `source.coupon` from then on, expanded or as an id fetched once from `/v1/coupons/{id}`.
 """
 
-import math
 from collections.abc import Iterator
 from datetime import datetime
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
@@ -23,10 +22,12 @@ from verification.providers.base import (
     Ledger,
     Provider,
     ProviderFigures,
+    Tier,
     bearer_headers,
     checked_amount,
     parse_timestamp,
     refuse_test_mode,
+    tiered_amount,
 )
 
 PAGE = 100
@@ -114,38 +115,21 @@ def _decimal(obj: dict, name: str) -> Decimal | None:
     return None if value is None else checked_amount(value, name.replace("_", " "))
 
 
-def tiered_amount(price: dict, quantity: int) -> Decimal:
-    """What Stripe bills for `quantity` under a tiered price, per billing interval.
-
-    volume: the whole quantity at the tier it falls in (that tier's flat + unit × quantity).
-    graduated: each tier's slice at that tier's unit amount, plus the flat amount of every tier
-    the quantity reaches.
-    """
-    if quantity <= 0:
-        return Decimal(0)
-    tiers = price.get("tiers") or []
-    if price.get("tiers_mode") == "volume":
-        for tier in tiers:
-            if tier.get("up_to") is None or quantity <= int(tier["up_to"]):
-                flat = _decimal(tier, "flat_amount") or Decimal(0)
-                return flat + (_decimal(tier, "unit_amount") or Decimal(0)) * quantity
-        return Decimal(0)
-    amount, below = Decimal(0), 0
-    for tier in tiers:
-        top = math.inf if tier.get("up_to") is None else int(tier["up_to"])
-        in_tier = min(quantity, top) - below
-        if in_tier <= 0:
-            break
-        amount += (_decimal(tier, "unit_amount") or Decimal(0)) * int(in_tier)
-        amount += _decimal(tier, "flat_amount") or Decimal(0)
-        below = top
-    return amount
+def stripe_tiers(price: dict) -> list[Tier]:
+    return [
+        Tier(
+            up_to=None if tier.get("up_to") is None else int(tier["up_to"]),
+            unit=_decimal(tier, "unit_amount") or Decimal(0),
+            flat=_decimal(tier, "flat_amount") or Decimal(0),
+        )
+        for tier in price.get("tiers") or []
+    ]
 
 
 def item_amount(price: dict, quantity: int) -> Decimal | None:
     """One item's amount per billing interval, in minor units, as Stripe bills it."""
     if price.get("billing_scheme") == "tiered":
-        return tiered_amount(price, quantity)
+        return tiered_amount(price.get("tiers_mode") or "graduated", stripe_tiers(price), quantity)
     unit = _decimal(price, "unit_amount")
     if unit is None:
         return None
