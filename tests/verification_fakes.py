@@ -26,6 +26,8 @@ class FakeProviders:
         self.accounts: dict[str, dict[str, Route]] = {}
         self.revoked: set[str] = set()
         self.requests: list[tuple[str, str, Query]] = []
+        # The headers of each request, in the same order as `requests`.
+        self.headers: list[dict[str, str]] = []
         self.lock = threading.Lock()
 
     def account(self, token: str, routes: dict[str, Route]) -> None:
@@ -52,6 +54,7 @@ class FakeProviders:
                 token = (self.headers.get("Authorization") or "").removeprefix("Bearer ")
                 with fake.lock:
                     fake.requests.append((token, url.path, query))
+                    fake.headers.append(dict(self.headers.items()))
                 routes = fake.accounts.get(token)
                 if routes is None or token in fake.revoked:
                     self.answer(401, {}, {"error": {"message": "Invalid API key provided"}})
@@ -243,3 +246,42 @@ def rows(startup) -> list[tuple[str, int, int, int]]:
         (f"{row.month:%Y-%m}", row.gross, row.refunds, row.net)
         for row in MonthlyRevenue.objects.filter(verification__startup=startup)
     ]
+
+
+# --- Paddle Billing: `after=<last id>` + `per_page`, meta.pagination.has_more ------------------
+
+
+def paddle_list(entities: list[dict], **filters: str) -> Route:
+    def answer(query: Query) -> Answer:
+        chosen = entities
+        for name, field in filters.items():
+            if wanted := _first(query, name):
+                chosen = [e for e in chosen if e.get(field) in wanted.split(",")]
+        per_page = int(_first(query, "per_page", "50"))
+        start = 0
+        if after := _first(query, "after"):
+            start = next(i for i, e in enumerate(chosen) if e["id"] == after) + 1
+        page = chosen[start : start + per_page]
+        has_more = start + per_page < len(chosen)
+        next_url = f"https://api.paddle.com/x?after={page[-1]['id']}" if page else None
+        pagination = {"per_page": per_page, "next": next_url, "has_more": has_more}
+        return ok({"data": page, "meta": {"request_id": "req", "pagination": pagination}})
+
+    return answer
+
+
+def paddle_routes(
+    *,
+    subscriptions: list[dict] = (),
+    transactions: list[dict] = (),
+    adjustments: list[dict] = (),
+    discounts: list[dict] = (),
+) -> dict[str, Route]:
+    routes = {
+        "/subscriptions": paddle_list(list(subscriptions)),
+        "/transactions": paddle_list(list(transactions), status="status"),
+        "/adjustments": paddle_list(list(adjustments), action="action"),
+    }
+    for discount in discounts:
+        routes[f"/discounts/{discount['id']}"] = lambda query, d=discount: ok({"data": d})
+    return routes

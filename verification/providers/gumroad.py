@@ -78,4 +78,6 @@ PROVIDER = Provider(
     auth_headers=bearer_headers,
     fetch=fetch,
     compute=compute,
+    title="Gumroad",
+    key_hint="Gumroad access token (scope view_sales only)",
 )
