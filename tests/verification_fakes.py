@@ -7,6 +7,7 @@ providers answer. Pagination follows each provider's real scheme.
 
 import json
 import threading
+import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -66,6 +67,17 @@ class FakeProviders:
                 self.answer(*route(query))
 
             def answer(self, status: int, headers: dict[str, str], body: Any) -> None:
+                if isinstance(body, Stream):
+                    self.send_response(status)
+                    self.send_header("Content-Type", "application/json")
+                    for name, value in headers.items():
+                        self.send_header(name, value)
+                    self.end_headers()
+                    try:
+                        body.write(self.wfile)
+                    except OSError:
+                        pass  # the client hung up, as it should at its deadline
+                    return
                 payload = json.dumps(body).encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
@@ -87,6 +99,37 @@ class FakeProviders:
     def __exit__(self, *exc: object) -> None:
         self.server.shutdown()
         self.server.server_close()
+
+
+class Stream:
+    """A body written by hand: `write(wfile)` sends it (slowly, or a lot of it)."""
+
+    def __init__(self, write: Callable[[Any], None]):
+        self.write = write
+
+
+def dripping(*, every: float, total: int = 10_000) -> Route:
+    """Announces `total` bytes, then sends one byte every `every` seconds."""
+
+    def write(wfile: Any) -> None:
+        for _ in range(total):
+            wfile.write(b" ")
+            wfile.flush()
+            time.sleep(every)
+
+    return lambda query: (200, {"Content-Length": str(total)}, Stream(write))
+
+
+def huge(*, size: int, declare_length: bool) -> Route:
+    """A JSON-looking body of `size` bytes, with or without a Content-Length."""
+
+    def write(wfile: Any) -> None:
+        chunk = b" " * 65536
+        for _ in range(size // len(chunk)):
+            wfile.write(chunk)
+
+    headers = {"Content-Length": str(size)} if declare_length else {}
+    return lambda query: (200, headers, Stream(write))
 
 
 def ok(body: Any) -> Answer:
