@@ -39,6 +39,11 @@ class Command(BaseCommand):
             )
         except ConnectionRefused as exc:
             raise CommandError(f"not connected: {exc}") from None
+        if not PROVIDERS[provider].read_only_key:
+            self.stdout.write(
+                f"Note: {PROVIDERS[provider].title} cannot issue a read-only key; this key has "
+                "full access to the account. We only read with it and store it encrypted."
+            )
         self.stdout.write(
             f"Connected {slug} to {connection.provider}. Run `manage.py sync_revenue --slug "
             f"{slug}` to import its figures."
