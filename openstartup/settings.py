@@ -371,6 +371,7 @@ PROVIDER_SYNC_LEASE_SECONDS = float(
 # Caps on what one provider may send: bytes per response and pages per list.
 PROVIDER_HTTP_MAX_BODY_BYTES = env_int("PROVIDER_HTTP_MAX_BODY_BYTES", 20 * 1024 * 1024)
 PROVIDER_MAX_PAGES = env_int("PROVIDER_MAX_PAGES", 2000)
+PROVIDER_SYNC_MAX_BYTES = env_int("PROVIDER_SYNC_MAX_BYTES", 200 * 1024 * 1024)
 # Stripe API version sent on every Stripe call, so an account's default version never changes
 # the figures (tests and fixtures use this version's shapes).
 STRIPE_API_VERSION = "2025-09-30.clover"

@@ -153,6 +153,36 @@ def test_a_huge_body_is_refused_not_read_into_memory(fake_providers, settings, d
     assert_kept_the_good_figures(connection)
 
 
+def test_many_pages_of_normal_size_are_capped_in_total_bytes(fake_providers, settings):
+    # 30 pages of about 40 KB each, within the per-response cap, but over 1 MB together.
+    settings.PROVIDER_SYNC_MAX_BYTES = 1024 * 1024
+    padding = "x" * 40_000
+    counter = iter(range(10**9))
+
+    def pages(query):
+        n = next(counter)
+        data = [{**charge_txn(f"txn_{n}", 100, NOV_1), "description": padding}]
+        return ok({"object": "list", "data": data, "has_more": n < 30})
+
+    connection = good_then(fake_providers, "/v1/balance_transactions", pages)
+    revenue_sync(connection=connection, now=NOW)
+    assert connection.status == "error"
+    assert "more than 1 MB in one sync" in connection.last_error
+    assert_kept_the_good_figures(connection)
+
+
+def test_a_second_sync_run_while_one_holds_the_lease_skips_that_startup(fake_providers):
+    connection = connect(fake_providers)
+    far = NOW + timedelta(days=3650)
+    ProviderConnection.objects.filter(pk=connection.pk).update(lease_owner="other", lease_until=far)
+    out = io.StringIO()
+    call_command("sync_revenue", "--all", stdout=out)
+    assert "acme: another sync is running; skipped" in out.getvalue()
+    assert "Synced 0 of 1 startup(s), 1 skipped" in out.getvalue()
+    assert not Verification.objects.exists()
+    assert fake_providers.calls("/v1/subscriptions") == 0
+
+
 def test_a_negative_amount_is_an_error_and_nothing_is_written(fake_providers):
     bad = [charge_txn("txn_1", 4900, NOV_1), charge_txn("txn_2", -500, NOV_1)]
     connection = good_then(

@@ -71,6 +71,8 @@ class ProviderHttp:
         self.call_seconds = settings.PROVIDER_HTTP_CALL_DEADLINE_SECONDS
         self.max_body = settings.PROVIDER_HTTP_MAX_BODY_BYTES
         self.max_pages = settings.PROVIDER_MAX_PAGES
+        self.max_total = settings.PROVIDER_SYNC_MAX_BYTES
+        self.total_bytes = 0
         if deadline is None:
             deadline = time.monotonic() + settings.PROVIDER_SYNC_DEADLINE_SECONDS
         self.deadline = deadline
@@ -96,6 +98,12 @@ class ProviderHttp:
             last = attempt == self.retries
             try:
                 status, headers, body = self._get_within(path, params, call_deadline)
+                self.total_bytes += len(body)
+                if self.total_bytes > self.max_total:
+                    raise ProviderError(
+                        f"the provider sent more than {self.max_total // (1024 * 1024)} MB in one "
+                        "sync; the sync was stopped (PROVIDER_SYNC_MAX_BYTES)"
+                    )
             except httpx.TransportError as exc:
                 if last:
                     raise ProviderUnavailable(
