@@ -217,7 +217,7 @@ def test_the_stripe_version_is_pinned_on_every_call(fake_providers):
     assert all("data.discounts.source.coupon" in expand for expand in expands)
 
 
-@pytest.mark.parametrize("shape", ["embedded", "source_expanded", "source_id"])
+@pytest.mark.parametrize("shape", ["single_legacy", "embedded", "source_expanded", "source_id"])
 def test_a_forever_coupon_reduces_mrr_in_every_discount_shape(fake_providers, shape):
     # $100/month with a forever 25%-off coupon: 100 x 0.75 = 75.00 -> MRR 75, ARR 900.
     # A second subscription, $50/month with a `repeating` $20-off coupon: ends, so 50.
@@ -225,16 +225,20 @@ def test_a_forever_coupon_reduces_mrr_in_every_discount_shape(fake_providers, sh
     forever = stripe_coupon("co_forever25", percent_off=25.0)
     repeating = stripe_coupon("co_rep20", duration="repeating", amount_off=2000)
     make = {
+        "single_legacy": discount_before_clover,
         "embedded": discount_before_clover,
         "source_expanded": discount_from_clover,
         "source_id": lambda coupon, sid: discount_from_clover(coupon["id"], sid),
     }[shape]
+    discount_a = make(forever, "sub_a")
+    # Old accounts also carry the single `discount` field beside (or instead of) `discounts`.
+    where = {"discount": discount_a} if shape == "single_legacy" else {"discounts": [discount_a]}
     subscriptions = [
         stripe_subscription(
             "sub_a",
             "cus_a",
             (stripe_price("price_100", 10000), 1),
-            discounts=[make(forever, "sub_a")],
+            **where,
         ),
         stripe_subscription(
             "sub_b",
@@ -346,14 +350,17 @@ def test_tiered_prices_volume_and_graduated(fake_providers):
 
 
 def test_customers_are_paying_customers(fake_providers):
-    # Four subscriptions of one customer's kind: cus_paid on $20; cus_free1..3 on a $0 plan:
-    # 1 paying customer from subscriptions. Charges: cus_buyer $15 succeeded (counts, even
-    # though later refunded), cus_failed's charge failed (no), a $0 charge (no), a guest charge
-    # without a customer (no), cus_paid's own charge (already counted). Customers = 2.
+    # Four subscriptions, three of them on a $0 plan: cus_paid on $20 is the 1 paying customer;
+    # cus_meter on a metered plan pays by usage, so counts too (MRR 0 from it).
+    # Charges: cus_buyer $15 succeeded (counts, even though later refunded), cus_failed's charge failed (no), a $0 charge (no), a guest charge
+    # without a customer (no), cus_paid's own charge (already counted). Customers = 3.
     free = stripe_price("p_free", 0)
+    metered = stripe_price("p_meter", 5)
+    metered["recurring"]["usage_type"] = "metered"
     subscriptions = [
         stripe_subscription("sub_p", "cus_paid", (stripe_price("p20", 2000), 1)),
         *[stripe_subscription(f"sub_f{n}", f"cus_free{n}", (free, 1)) for n in range(3)],
+        stripe_subscription("sub_m", "cus_meter", (metered, None)),
     ]
     charges = [
         charge("ch_1", 1500, "cus_buyer", refunded=True, amount_refunded=1500),
@@ -363,7 +370,7 @@ def test_customers_are_paying_customers(fake_providers):
         charge("ch_5", 2000, "cus_paid"),
     ]
     verification = verified(fake_providers, subscriptions=subscriptions, charges=charges)
-    assert verification.customers == 2
+    assert verification.customers == 3
     assert verification.mrr == 20
 
 
