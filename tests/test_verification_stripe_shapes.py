@@ -352,8 +352,9 @@ def test_tiered_prices_volume_and_graduated(fake_providers):
 def test_customers_are_paying_customers(fake_providers):
     # Four subscriptions, three of them on a $0 plan: cus_paid on $20 is the 1 paying customer;
     # cus_meter on a metered plan pays by usage, so counts too (MRR 0 from it).
-    # Charges: cus_buyer $15 succeeded (counts, even though later refunded), cus_failed's charge failed (no), a $0 charge (no), a guest charge
-    # without a customer (no), cus_paid's own charge (already counted). Customers = 3.
+    # Charges: cus_buyer $15 succeeded (counts, even though later refunded), cus_failed's
+    # charge failed (no), a $0 charge (no), a guest charge without a customer (no), cus_paid's
+    # own charge (already counted). Customers = cus_paid, cus_meter, cus_buyer = 3.
     free = stripe_price("p_free", 0)
     metered = stripe_price("p_meter", 5)
     metered["recurring"]["usage_type"] = "metered"
