@@ -76,19 +76,29 @@ class ProviderHttp:
         if deadline is None:
             deadline = time.monotonic() + settings.PROVIDER_SYNC_DEADLINE_SECONDS
         self.deadline = deadline
-        self.client = httpx.Client(
-            base_url=base_url.rstrip("/"),
-            headers={"User-Agent": "OpenStartup revenue verification", **headers},
-            timeout=self.timeout,
-            transport=transport,
-        )
+        self._client_options = {
+            "base_url": base_url.rstrip("/"),
+            "headers": {"User-Agent": "OpenStartup revenue verification", **headers},
+            "timeout": settings.PROVIDER_HTTP_TIMEOUT_SECONDS,
+            "transport": transport,
+        }
+        self._client: httpx.Client | None = None
         self.calls = 0
+
+    @property
+    def client(self) -> httpx.Client:
+        """Made on first use: a connector that needs no network (demo) never pays for the
+        TLS context."""
+        if self._client is None:
+            self._client = httpx.Client(**self._client_options)
+        return self._client
 
     def __enter__(self) -> "ProviderHttp":
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.client.close()
+        if self._client is not None:
+            self._client.close()
 
     def get(self, path: str, params: dict[str, Any] | list[tuple[str, Any]] | None = None) -> Any:
         """The decoded JSON body of GET path, after retrying 429/5xx and network errors."""
