@@ -5,9 +5,13 @@ Everything goes through the local fake provider server (tests/verification_fakes
 """
 
 import io
+import os
+import subprocess
+import sys
 import threading
 import time
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 from django.core.management import call_command
@@ -304,3 +308,57 @@ def test_an_older_fetch_finishing_last_never_overwrites_newer_figures(fake_provi
     assert (verification.mrr, verification.verified_at) == (150, later)
     stored = ProviderConnection.objects.get(pk=connection.pk)
     assert (stored.status, stored.last_synced_at) == ("ok", later)
+
+
+# --- Two `sync_revenue` processes at once --------------------------------------------------------
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def process_env() -> dict[str, str]:
+    """Environment pointing a `manage.py` process at this test run's database."""
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "SQLITE_PATH")}
+    db = db_connection.settings_dict
+    if db_connection.vendor == "postgresql":
+        auth = db["USER"] + (f":{db['PASSWORD']}" if db["PASSWORD"] else "")
+        env["DATABASE_URL"] = f"postgres://{auth}@{db['HOST']}:{db['PORT'] or 5432}/{db['NAME']}"
+    else:
+        env["SQLITE_PATH"] = str(db["NAME"])
+    return env
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_sync_processes_at_once_sync_a_startup_once(fake_providers):
+    # Process 1 takes the lease and is held inside its first provider call; process 2, started
+    # meanwhile, finds the lease taken and skips the startup without calling the provider; once
+    # process 1 is let go it writes its figures.
+    if db_connection.vendor == "sqlite" and "memory" in str(db_connection.settings_dict["NAME"]):
+        pytest.skip("an in-memory SQLite test database cannot be shared with other processes")
+    connect(fake_providers)
+    entered, release = threading.Event(), threading.Event()
+    plain = fake_providers.accounts["rk_live_acme"]["/v1/subscriptions"]
+
+    def held(query):
+        entered.set()
+        release.wait(30)
+        return plain(query)
+
+    fake_providers.accounts["rk_live_acme"]["/v1/subscriptions"] = held
+    command = [sys.executable, "manage.py", "sync_revenue", "--slug", "acme"]
+    first = subprocess.Popen(
+        command, cwd=ROOT, env=process_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    try:
+        assert entered.wait(30), first.stderr.read() if first.poll() is not None else ""
+        second = subprocess.run(
+            command, cwd=ROOT, env=process_env(), capture_output=True, text=True, timeout=60
+        )
+        assert second.returncode == 0, second.stderr
+        assert "acme: another sync is running; skipped" in second.stdout
+        assert fake_providers.calls("/v1/subscriptions") == 1
+    finally:
+        release.set()
+        out, err = first.communicate(timeout=60)
+    assert first.returncode == 0, err
+    assert "acme: ok" in out.decode()
+    assert Verification.objects.get(startup__slug="acme").mrr == 49
