@@ -13,6 +13,7 @@ from tests.verification_fakes import (
     gumroad_routes,
     lemonsqueezy_routes,
     paddle_routes,
+    polar_routes,
     rows,
 )
 from verification.models import ProviderConnection
@@ -61,6 +62,35 @@ def test_gumroad_partial_refunds_read_formatted_major_units(fake_providers):
     assert rows(verification.startup) == [("2026-11", 2394, 1002, 1392)]
     # buyer1, buyer2, buyer0 (sale ids mod 3): three paying customers.
     assert verification.customers == 3
+
+
+# --- Polar ----------
+
+
+def test_polar_mrr_leaves_out_subscriptions_set_to_cancel(fake_providers):
+    # Polar's MRR for November is $60.00 of which a $15.00 subscription is set to cancel at period
+    # end: the committed MRR, $45.00, is the verified MRR (ARR 540). Customers: both subscribers
+    # still pay until their period ends -> 2.
+    routes = polar_routes(
+        min_date="2026-11-01",
+        monthly=[
+            {
+                "timestamp": "2026-11-01T00:00:00Z",
+                "revenue": 6000,
+                "monthly_recurring_revenue": 6000,
+                "committed_monthly_recurring_revenue": 4500,
+            }
+        ],
+        daily=[],
+        subscriptions=[
+            {"id": "s1", "status": "active", "amount": 4500, "customer_id": "c1",
+             "cancel_at_period_end": False},
+            {"id": "s2", "status": "active", "amount": 1500, "customer_id": "c2",
+             "cancel_at_period_end": True},
+        ],
+    )  # fmt: skip
+    verification = verified(fake_providers, provider="polar", routes=routes)
+    assert (verification.mrr, verification.arr, verification.customers) == (45, 540, 2)
 
 
 # --- Lemon Squeezy ----------

@@ -127,7 +127,12 @@ def compute(*, raw: dict, now: datetime) -> ProviderFigures:
         if at >= window_start:
             money_add(last_30_days, currency, -amount)
     latest = raw["monthly"][-1] if raw["monthly"] else {}
-    mrr = {CURRENCY: checked_amount(latest.get("monthly_recurring_revenue") or 0, "MRR")}
+    # Committed MRR leaves out subscriptions set to cancel at the end of their period (scheduled
+    # to end: no longer recurring); older answers without it fall back to plain MRR.
+    committed = latest.get("committed_monthly_recurring_revenue")
+    if committed is None:
+        committed = latest.get("monthly_recurring_revenue")
+    mrr = {CURRENCY: checked_amount(committed or 0, "MRR")}
     for period in raw["monthly"]:
         parse_timestamp(period["timestamp"])  # every date checked, not only the used ones
     return ProviderFigures(
