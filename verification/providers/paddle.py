@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from datetime import datetime
 from decimal import Decimal
 from typing import Any
+from urllib.parse import quote
 
 from verification.http import Pages, ProviderHttp
 from verification.money import Money, money_add
@@ -57,7 +58,9 @@ def fetch(*, http: ProviderHttp, now: datetime) -> dict:
     for subscription in subscriptions:
         discount_id = (subscription.get("discount") or {}).get("id")
         if discount_id and discount_id not in discounts:
-            discounts[discount_id] = http.get(f"/discounts/{discount_id}").get("data") or {}
+            discounts[discount_id] = (
+                http.get(f"/discounts/{quote(discount_id, safe='')}").get("data") or {}
+            )
     return {
         "subscriptions": subscriptions,
         "discounts": discounts,

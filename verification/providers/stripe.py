@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from datetime import datetime
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 from typing import Any
+from urllib.parse import quote
 
 from django.conf import settings
 
@@ -92,12 +93,12 @@ def fetch(*, http: ProviderHttp, now: datetime) -> dict:
             if price.get("billing_scheme") == "tiered" and not price.get("tiers"):
                 if price["id"] not in prices:
                     prices[price["id"]] = http.get(
-                        f"/v1/prices/{price['id']}", params=[("expand[]", "tiers")]
+                        f"/v1/prices/{quote(price['id'], safe='')}", params=[("expand[]", "tiers")]
                     )
         for discount in _discounts(subscription):
             coupon = _coupon_of(discount)
             if isinstance(coupon, str) and coupon not in coupons:
-                coupons[coupon] = http.get(f"/v1/coupons/{coupon}")
+                coupons[coupon] = http.get(f"/v1/coupons/{quote(coupon, safe='')}")
     return {
         "subscriptions": subscriptions,
         "prices": prices,
