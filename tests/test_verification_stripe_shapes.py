@@ -276,6 +276,25 @@ def test_an_amount_off_forever_coupon_by_id_is_fetched_once_for_many_subscriptio
     assert fake_providers.calls("/v1/coupons/co_5off") == 1
 
 
+def test_item_level_forever_coupons_reduce_only_their_item(fake_providers):
+    # One subscription: a $50/month seat item with its own forever 10%-off coupon (as an id,
+    # the clover shape) and a $30/month add-on without one: 45 + 30 = 75. A subscription-level
+    # forever $5-off coupon then applies to the whole: 75 - 5 = 70.
+    ten = stripe_coupon("co_item10", percent_off=10.0)
+    five = stripe_coupon("co_sub5", amount_off=500)
+    subscription = stripe_subscription(
+        "sub_i",
+        "cus_i",
+        (stripe_price("p50", 5000), 1),
+        (stripe_price("p30", 3000), 1),
+        discounts=[discount_from_clover("co_sub5", "sub_i")],
+    )
+    subscription["items"]["data"][0]["discounts"] = [discount_from_clover("co_item10", "sub_i")]
+    verification = verified(fake_providers, subscriptions=[subscription], coupons=[ten, five])
+    assert verification.mrr == 70
+    assert fake_providers.calls("/v1/coupons/co_item10") == 1
+
+
 def test_scheduled_cancellations_and_paused_collection_count_no_mrr(fake_providers):
     # Active $40 (counts 40); $60 with cancel_at_period_end (0, customer still counts);
     # $80 with a cancel_at date ahead (0, customer counts); $25 with pause_collection (0, and

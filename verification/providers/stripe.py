@@ -36,7 +36,13 @@ COUNTED_STATUSES = ("active", "past_due")
 SALE_TYPES = {"charge", "payment"}
 REFUND_TYPES = {"refund", "payment_refund"}
 # Expanding the discounts and, on versions from 2025-09-30, their coupons (4 levels: Stripe's max).
-SUBSCRIPTION_EXPAND = [("expand[]", "data.discounts"), ("expand[]", "data.discounts.source.coupon")]
+# Item-level discounts are expanded too; their coupons (one level deeper than Stripe allows) are
+# fetched by id.
+SUBSCRIPTION_EXPAND = [
+    ("expand[]", "data.discounts"),
+    ("expand[]", "data.discounts.source.coupon"),
+    ("expand[]", "data.items.data.discounts"),
+]
 
 
 def auth_headers(key: str) -> dict[str, str]:
@@ -59,10 +65,11 @@ def list_all(http: ProviderHttp, path: str, params: list[tuple[str, Any]]) -> It
         pages.advance(cursor)
 
 
-def _discounts(subscription: dict) -> list[dict]:
-    discounts = list(subscription.get("discounts") or [])
-    if isinstance(subscription.get("discount"), dict):
-        discounts.append(subscription["discount"])  # the single `discount` of old versions
+def _discounts(owner: dict) -> list[dict]:
+    """The expanded discounts of a subscription or of one of its items."""
+    discounts = list(owner.get("discounts") or [])
+    if isinstance(owner.get("discount"), dict):
+        discounts.append(owner["discount"])  # the single `discount` of old versions
     return [discount for discount in discounts if isinstance(discount, dict)]
 
 
@@ -95,7 +102,8 @@ def fetch(*, http: ProviderHttp, now: datetime) -> dict:
                     prices[price["id"]] = http.get(
                         f"/v1/prices/{quote(price['id'], safe='')}", params=[("expand[]", "tiers")]
                     )
-        for discount in _discounts(subscription):
+        items = (subscription.get("items") or {}).get("data") or []
+        for discount in _discounts(subscription) + [d for i in items for d in _discounts(i)]:
             coupon = _coupon_of(discount)
             if isinstance(coupon, str) and coupon not in coupons:
                 coupons[coupon] = http.get(f"/v1/coupons/{quote(coupon, safe='')}")
@@ -143,9 +151,12 @@ def item_amount(price: dict, quantity: int) -> Decimal | None:
     return unit * quantity
 
 
-def list_mrr(subscription: dict, prices: dict[str, dict]) -> tuple[Decimal, Decimal | None, bool]:
-    """(monthly amount before discounts, the months factor, whether any item is metered):
-    licensed prices only, pre-tax, quantity and interval normalised."""
+def list_mrr(
+    subscription: dict, prices: dict[str, dict], coupons: dict | None = None
+) -> tuple[Decimal, Decimal | None, bool]:
+    """(monthly amount before subscription-level discounts, the months factor, whether any item
+    is metered): licensed prices only, pre-tax, quantity and interval normalised; with `coupons`
+    given, each item's own forever discounts applied to it."""
     monthly, per_month, metered = Decimal(0), None, False
     for item in (subscription.get("items") or {}).get("data") or []:
         price = item.get("price") or item.get("plan") or {}
@@ -163,6 +174,10 @@ def list_mrr(subscription: dict, prices: dict[str, dict]) -> tuple[Decimal, Deci
         amount *= per_month
         if price.get("tax_behavior") == "inclusive":
             amount /= 1 + _inclusive_tax_percent(item, subscription) / 100
+        if coupons is not None:
+            amount = _forever_discounts(
+                amount, _discounts(item), coupons, per_month, subscription["currency"]
+            )
         monthly += amount
     return monthly, per_month, metered
 
@@ -185,10 +200,23 @@ def subscription_mrr(
     subscription: dict, *, prices: dict[str, dict] | None = None, coupons: dict | None = None
 ) -> Decimal:
     """One subscription's monthly amount in minor units, forever coupons applied."""
-    monthly, per_month, _ = list_mrr(subscription, prices or {})
     coupons = coupons or {}
+    monthly, per_month, _ = list_mrr(subscription, prices or {}, coupons)
+    return _forever_discounts(
+        monthly, _discounts(subscription), coupons, per_month, subscription["currency"]
+    )
+
+
+def _forever_discounts(
+    monthly: Decimal,
+    discounts: list[dict],
+    coupons: dict[str, dict],
+    per_month: Decimal | None,
+    currency: str,
+) -> Decimal:
+    """`monthly` with the `forever` coupons among `discounts` applied, never below zero."""
     seen = set()
-    for discount in _discounts(subscription):
+    for discount in discounts:
         coupon = _coupon_of(discount)
         if isinstance(coupon, str):
             coupon = coupons.get(coupon)
@@ -200,7 +228,7 @@ def subscription_mrr(
         if coupon.get("percent_off") is not None:
             monthly *= 1 - Decimal(str(coupon["percent_off"])) / 100
         elif coupon.get("amount_off") is not None and per_month is not None:
-            if (coupon.get("currency") or "").lower() == subscription["currency"].lower():
+            if (coupon.get("currency") or "").lower() == currency.lower():
                 monthly -= Decimal(coupon["amount_off"]) * per_month
     return max(monthly, Decimal(0))
 
