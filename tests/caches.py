@@ -1,9 +1,9 @@
 from django.core.cache import cache
 
-from aisurface.cache import clear_local
+from openstartup.readcache import clear_local
 
 
 def clear_caches() -> None:
-    """Empty the shared cache and this process's mirrors of it: what expiry does."""
+    """Empty the shared cache and this process's copies: what expiry does."""
     cache.clear()
     clear_local()

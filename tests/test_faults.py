@@ -236,6 +236,14 @@ def test_with_postgresql_unreachable_every_endpoint_gives_a_quick_503_json(failu
     readyz = results.pop("readyz")
     assert readyz["status"] == 503
     assert readyz["body"]["checks"]["database"] == "down"
+    # MCP clients get a JSON-RPC error object answering their request (issue 17 §2), not the
+    # REST body.
+    mcp = results.pop("mcp")
+    assert (mcp["status"], mcp["type"]) == (503, "application/json")
+    assert mcp["body"]["jsonrpc"] == "2.0"
+    assert mcp["body"]["id"] == 1
+    assert mcp["body"]["error"]["data"] == {"code": "service_unavailable"}
+    assert mcp["seconds"] < 3
     for name, result in results.items():
         assert result["status"] == 503, name
         assert result["type"] == "application/json", name

@@ -334,6 +334,7 @@ def test_without_copies_a_cached_page_still_shows_fresh_rows(client, twelve, set
 
 def test_the_list_cache_can_be_turned_off(client, twelve, settings, django_assert_num_queries):
     settings.LIST_CACHE_SECONDS = 0
+    settings.READ_CACHE_SECONDS = 0  # the database path (per-process copies: test_readcache)
     client.get("/api/v1/startups", {"limit": 1})
     for _ in range(2):
         with django_assert_num_queries(4):
