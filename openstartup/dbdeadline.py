@@ -12,8 +12,10 @@ PostgreSQL. Three things enforce it:
   connection. Work the request does outside the database is never interrupted.
 - Once the deadline has passed, a further query of that request fails at once.
 
-Connecting is bounded by `DB_CONNECT_TIMEOUT` (libpq), so the worst case is the larger of the two
-plus a moment. Management commands and the refresh worker are not web requests: no deadline.
+Connecting is bounded by `DB_CONNECT_TIMEOUT` and, in a request, by what is left of the deadline
+(openstartup/postgresql: libpq counts whole seconds, at least 2), so a request answers within
+the deadline plus a moment (at most 2 s more when a reconnect starts just before it).
+Management commands and the refresh worker are not web requests: no deadline.
 """
 
 import os
@@ -121,6 +123,14 @@ def shorten(limit: float) -> None:
         with _watchdog._cond:
             watch.expires = min(watch.expires, time.monotonic() + limit)
             _watchdog._cond.notify()
+
+
+def remaining() -> float | None:
+    """Seconds left before the current request's database deadline; None outside a request."""
+    watch = _current.get()
+    if watch is None:
+        return None
+    return 0.0 if watch.expired else watch.expires - time.monotonic()
 
 
 def exceeded() -> bool:

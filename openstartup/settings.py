@@ -203,6 +203,8 @@ def database_from_url(url: str) -> dict:
     )
     options = database.setdefault("OPTIONS", {})
     if database["ENGINE"] == "django.db.backends.postgresql":
+        # Django's backend, with connecting bounded by the request's deadline too.
+        database["ENGINE"] = "openstartup.postgresql"
         # Fail fast when PostgreSQL is unreachable instead of hanging the worker: a refused or
         # silent connect gives up after DB_CONNECT_TIMEOUT seconds, and a server that vanishes
         # mid-query is noticed by TCP (keepalives, unacknowledged sends) or, sooner, by the
