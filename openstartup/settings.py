@@ -102,6 +102,9 @@ AI_CACHE_SECONDS = env_int("AI_CACHE_SECONDS", 300)
 # The list's exact total, which startups make up a page and their ranks are kept in the shared
 # cache this long per filter set and page (rows are always read fresh); 0 turns it off.
 LIST_CACHE_SECONDS = env_int("LIST_CACHE_SECONDS", 30)
+# Records charged to an answer that never reached the client (a killed worker) are given back
+# after this many seconds (quota/services.py); longer than any request may take.
+QUOTA_HOLD_SECONDS = env_int("QUOTA_HOLD_SECONDS", 120)
 # Per-process copies of hot reads (keys and plans, profiles, list rows, AI answers), kept exact
 # by generation tokens in the database (openstartup/readcache.py); also the longest an unchanged
 # copy is kept. 0 turns copies off (and shared entries then only age out).
