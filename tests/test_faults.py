@@ -606,3 +606,79 @@ def test_concurrent_readyz_probes_never_report_a_healthy_cache_down():
         redis.wait(timeout=10)
         if ON_POSTGRES:
             _wait_for_other_sessions_to_end()
+
+
+# Issue 17 §4: records never delivered are never charged.
+
+
+@pytest.mark.skipif(not ON_POSTGRES, reason="needs PostgreSQL (DATABASE_URL)")
+@pytest.mark.django_db(transaction=True)
+def test_a_worker_killed_before_answering_charges_nothing(tmp_path):
+    """A Free list call's worker is killed after the counter update and before its answer
+    went out: once the hold expires the records are not counted, and the whole allowance can
+    still be spent."""
+    from quota.models import MonthlyUsage
+
+    for n in range(3):
+        make_startup(name=f"Row {n}", mrr=10 + n)
+    account_key, raw = make_api_key()
+    db = connection.settings_dict
+    proxy = TcpProxy((db["HOST"] or "127.0.0.1", int(db["PORT"] or 5432)))
+    proxy.start()
+    env = {
+        "DATABASE_URL": f"postgres://{db['USER']}@127.0.0.1:{proxy.port}/{db['NAME']}",
+        "DB_REQUEST_DEADLINE_SECONDS": "0",
+        "QUOTA_HOLD_SECONDS": "2",
+        "REDIS_URL": "",
+    }
+    headers = {"X-API-Key": raw}
+    log = tmp_path / "access.log"
+    usage = MonthlyUsage.objects.filter(account_id=account_key.account_id)
+    try:
+        with gunicorn_server(env, workers=1, access_log=log) as port:
+            status, _, _, found = http_call(port, "/api/v1/startups?limit=2", headers)
+            assert (status, found["X-Service-Quota-Remaining"]) == (200, "98")
+            for _ in range(100):  # the access log line follows the answer
+                if log.read_text().strip():
+                    break
+                time.sleep(0.02)
+            worker = log.read_text().split()[0]
+            proxy.mode, proxy.delay = "slow", 0.3  # the answer now takes a few round trips
+            thread = threading.Thread(
+                target=lambda: _ignore_errors(http_get, port, "/api/v1/startups?limit=2", headers)
+            )
+            thread.start()
+            for _ in range(1500):
+                if usage.values_list("used", flat=True).first() == 4:
+                    break
+                time.sleep(0.01)
+            assert usage.values_list("used", flat=True).first() == 4  # charged, not answered
+            os.kill(int(worker.strip("<>")), signal.SIGKILL)
+            thread.join(timeout=30)
+            proxy.mode = "pass"
+            time.sleep(2.5)  # the hold expires
+            for _ in range(100):  # gunicorn replaces the worker
+                try:
+                    status, _, _, found = http_call(port, "/api/v1/startups?limit=1", headers)
+                    break
+                except OSError:
+                    time.sleep(0.1)
+            # 2 delivered before, 1 now: the 2 that never arrived are not charged.
+            assert (status, found["X-Service-Quota-Remaining"]) == (200, "97")
+            # And the whole allowance can still be spent: 97 more, then a refusal.
+            served = 0
+            while (answer := http_call(port, "/api/v1/startups?limit=3", headers))[0] == 200:
+                served += len(answer[1]["data"])
+            assert answer[0] == 429
+            assert served == 97
+    finally:
+        proxy.mode = "pass"
+        proxy.stop()
+        _wait_for_other_sessions_to_end()
+
+
+def _ignore_errors(call, *args):
+    try:
+        call(*args)
+    except (OSError, ValueError):
+        pass  # the worker was killed under this request
