@@ -220,19 +220,28 @@ def quota_reservation(
     try:
         yield reservation
     except BaseException:
-        quota_refund(reservation=reservation, count=reservation.granted)
-        _forget_holds([reservation.hold_id])
+        _settle(reservation, delivered=0, keep_hold=False)
         raise
-    quota_refund(reservation=reservation, count=reservation.granted - reservation.used)
-    if reservation.hold_id is None:
-        return
     pending = _undelivered.get()
-    if reservation.used == 0 or pending is None:
-        _forget_holds([reservation.hold_id])
-    else:
-        if reservation.used < reservation.granted:
-            QuotaHold.objects.filter(pk=reservation.hold_id).update(records=reservation.used)
+    keep = reservation.hold_id is not None and reservation.used > 0 and pending is not None
+    _settle(reservation, delivered=reservation.used, keep_hold=keep)
+    if keep:
         pending.append(reservation.hold_id)
+
+
+def _settle(reservation: Reservation, *, delivered: int, keep_hold: bool) -> None:
+    """Give back what will not be delivered and make the hold say what will, as one unit (a
+    failure half-way would otherwise give records back twice, or never). Nothing to write in
+    the usual case: every granted record served, the hold kept until delivery."""
+    unused = reservation.granted - delivered
+    if reservation.hold_id is None or (unused == 0 and keep_hold):
+        return
+    with transaction.atomic():
+        quota_refund(reservation=reservation, count=unused)
+        if keep_hold:
+            QuotaHold.objects.filter(pk=reservation.hold_id).update(records=delivered)
+        else:
+            _forget_holds([reservation.hold_id])
 
 
 def _forget_holds(hold_ids: list[int | None]) -> None:
