@@ -682,3 +682,14 @@ def _ignore_errors(call, *args):
         call(*args)
     except (OSError, ValueError):
         pass  # the worker was killed under this request
+
+
+@pytest.mark.skipif(not ON_POSTGRES, reason="needs PostgreSQL (DATABASE_URL)")
+@pytest.mark.django_db(transaction=True)
+def test_connections_opened_by_web_requests_carry_the_statement_timeout(client, settings):
+    """A slow statement is cancelled by PostgreSQL itself at the request deadline."""
+    connection.close()
+    assert client.get("/api/v1/startups").status_code == 200  # opens the connection
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW statement_timeout")
+        assert cursor.fetchone()[0] == f"{settings.DB_REQUEST_DEADLINE_SECONDS}s"
