@@ -693,3 +693,28 @@ def test_connections_opened_by_web_requests_carry_the_statement_timeout(client, 
     with connection.cursor() as cursor:
         cursor.execute("SHOW statement_timeout")
         assert cursor.fetchone()[0] == f"{settings.DB_REQUEST_DEADLINE_SECONDS}s"
+
+
+def test_after_a_redis_failure_requests_stop_waiting_on_redis_for_a_while(settings):
+    """A Redis that accepts and never answers: the first call waits its socket timeout, the
+    next ones fail at once while the breaker is open, and one call tries again after it."""
+    from django.core.cache import cache
+
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(64)
+    try:
+        settings.REDIS_BREAKER_SECONDS = 1
+        settings.CACHES = {"default": redis_cache(f"redis://127.0.0.1:{silent.getsockname()[1]}/0")}
+
+        def timed_get() -> float:
+            started = time.monotonic()
+            assert cache.get("anything") is None  # a miss, never an error
+            return time.monotonic() - started
+
+        assert 0.2 <= timed_get() < 1  # one socket timeout (REDIS_TIMEOUT_MS)
+        assert max(timed_get() for _ in range(20)) < 0.05  # the breaker is open
+        time.sleep(1.1)
+        assert timed_get() >= 0.2  # half-open: one call tries Redis again
+    finally:
+        silent.close()
