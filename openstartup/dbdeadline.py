@@ -12,6 +12,9 @@ PostgreSQL. Three things enforce it:
   connection. Work the request does outside the database is never interrupted.
 - Once the deadline has passed, a further query of that request fails at once.
 
+The deadline covers Django's whole middleware stack (`DatabaseDeadlineMiddleware`, first in
+MIDDLEWARE) and ends with it, however the request ends.
+
 Connecting is bounded by `DB_CONNECT_TIMEOUT` and, in a request, by what is left of the deadline
 (openstartup/postgresql: libpq counts whole seconds, at least 2), so a request answers within
 the deadline plus a moment (at most 2 s more when a reconnect starts just before it).
@@ -22,14 +25,15 @@ import os
 import socket
 import threading
 import time
+from collections.abc import Callable
 from contextvars import ContextVar
 from typing import Any
 
 from django.conf import settings
-from django.core import signals as core_signals
 from django.db import DEFAULT_DB_ALIAS, OperationalError, connections
 from django.db.backends.signals import connection_created
 from django.dispatch import receiver
+from django.http import HttpRequest, HttpResponse
 
 
 class DeadlineExceeded(OperationalError):
@@ -157,26 +161,28 @@ def _applies(wrapper: Any) -> bool:
     return wrapper.vendor == "postgresql" and seconds() > 0
 
 
-@receiver(core_signals.request_started, dispatch_uid="db-deadline-start")
-def _request_started(**kwargs: Any) -> None:
-    wrapper = connections[DEFAULT_DB_ALIAS]
-    if not _applies(wrapper):
-        _current.set(None)
-        return
-    if _guard not in wrapper.execute_wrappers:
-        wrapper.execute_wrappers.append(_guard)
-    watch = _Watch(time.monotonic() + seconds(), wrapper)
-    _current.set(watch)
-    _watchdog.arm(watch)
+class DatabaseDeadlineMiddleware:
+    """First in MIDDLEWARE: everything a request does inside Django's stack (every middleware,
+    the view) runs under its database deadline, and the deadline ends with the stack, whatever
+    happens (a response that is never read to the end, an exception)."""
 
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]):
+        self.get_response = get_response
 
-@receiver(core_signals.request_finished, dispatch_uid="db-deadline-finish")
-def _request_finished(**kwargs: Any) -> None:
-    # Connected after Django's close_old_connections: the watch still covers its checks.
-    watch = _current.get()
-    if watch is not None:
-        _watchdog.disarm(watch)
-        _current.set(None)
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        wrapper = connections[DEFAULT_DB_ALIAS]
+        if not _applies(wrapper):
+            return self.get_response(request)
+        if _guard not in wrapper.execute_wrappers:
+            wrapper.execute_wrappers.append(_guard)
+        watch = _Watch(time.monotonic() + seconds(), wrapper)
+        reset = _current.set(watch)
+        _watchdog.arm(watch)
+        try:
+            return self.get_response(request)
+        finally:
+            _watchdog.disarm(watch)
+            _current.reset(reset)
 
 
 @receiver(connection_created, dispatch_uid="db-deadline-statement-timeout")

@@ -141,6 +141,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First: the request's database deadline covers everything below (openstartup/dbdeadline.py).
+    "openstartup.dbdeadline.DatabaseDeadlineMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "corsheaders.middleware.CorsMiddleware",
