@@ -1,4 +1,8 @@
-"""JSON-RPC 2.0 dispatch for the MCP endpoint: one request in, one (status, response) out.
+"""JSON-RPC 2.0 dispatch for the MCP endpoint: one message in, one (status, response) out.
+
+`handle_message` takes any parsed JSON body and decides everything about it once: the protocol
+version, whether it is a JSON-RPC 2.0 message at all, notifications and posted responses (None:
+nothing to answer), then the method. The HTTP view only moves bytes.
 
 Stateless: `initialize` is answered but never required. Two protocol eras are served side by
 side. Handshake-era clients (2024-11-05 .. 2025-11-25) call `initialize` first and get HTTP 200
@@ -172,6 +176,40 @@ def _modern_envelope(message: dict, params: dict, headers: Mapping[str, str]) ->
     if version not in MODERN_VERSIONS:
         raise unsupported_version(version, MODERN_VERSIONS)
     return True
+
+
+def handle_message(
+    message: Any, *, headers: Mapping[str, str], http_request: HttpRequest
+) -> tuple[int, dict] | None:
+    """Answer one parsed JSON body: (HTTP status, response), or None when nothing is owed."""
+    version = headers.get("mcp-protocol-version", DEFAULT_HEADER_VERSION)
+    if version not in SUPPORTED_VERSIONS:
+        error = unsupported_version(version, SUPPORTED_VERSIONS)
+        return 400, error_response(None, error.code, error.message, error.data)
+    if isinstance(message, list):
+        return 400, error_response(
+            None, INVALID_REQUEST, "Batches are not supported; send one message"
+        )
+    if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+        return 400, error_response(None, INVALID_REQUEST, "Not a JSON-RPC 2.0 message")
+    if "method" not in message and "id" in message and ("result" in message or "error" in message):
+        return None  # a response to a server request; this server sends none
+    if not isinstance(message.get("method"), str):
+        request_id = readable_id(message)
+        return 400, error_response(request_id, INVALID_REQUEST, "method must be a string")
+    if "id" not in message:
+        return None  # a notification: accepted, nothing to answer
+    if readable_id(message) is None:
+        return 400, error_response(None, INVALID_REQUEST, "id must be a string or an integer")
+    return handle_request(message, headers=headers, http_request=http_request)
+
+
+def readable_id(message: Any) -> str | int | None:
+    """The message's JSON-RPC id when it is a valid one (a string or an integer), else None."""
+    request_id = message.get("id") if isinstance(message, dict) else None
+    if isinstance(request_id, bool) or not isinstance(request_id, str | int):
+        return None
+    return request_id
 
 
 def handle_request(
