@@ -18,7 +18,7 @@ from typing import Any
 from django.conf import settings
 from django.http import HttpRequest
 
-from mcpserver.tools import call_tool, server_instructions, tool_definitions
+from mcpserver.tools import UnknownTool, call_tool, server_instructions, tool_definitions
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -136,7 +136,10 @@ def _tools_call(call: Call) -> dict:
     arguments = call.params.get("arguments")
     if arguments is not None and not isinstance(arguments, dict):
         raise RpcError(INVALID_PARAMS, "params.arguments must be an object")
-    return call_tool(name, arguments or {}, request=call.http_request)
+    try:
+        return call_tool(name, arguments or {}, request=call.http_request)
+    except UnknownTool as error:
+        raise RpcError(INVALID_PARAMS, str(error), {"name": name}) from None
 
 
 HANDLERS: dict[str, Callable[[Call], dict]] = {
