@@ -8,6 +8,7 @@ import pytest
 from django.test import Client
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
 
 from mcpserver.protocol import HANDSHAKE_VERSIONS
 from quota.models import MonthlyUsage
@@ -638,6 +639,10 @@ async def _exercise(url: str, mode: str) -> dict:
                 # call_tool itself validates structuredContent against the outputSchema.
                 outcome["results"][name] = await session.call_tool(name, arguments)
             outcome["failure"] = await session.call_tool("get_startup", {"slug": "missing"})
+            try:
+                await session.call_tool("no_such_tool", {})
+            except MCPError as error:
+                outcome["unknown_tool"] = (error.code, error.message)
     return outcome
 
 
@@ -657,6 +662,9 @@ def test_official_sdk_client_lists_and_calls_every_tool(
     assert outcome["results"]["get_startup"].structured_content["slug"] == "acme"
     assert outcome["failure"].is_error is True
     assert "missing" in outcome["failure"].content[0].text
+    code, message = outcome["unknown_tool"]
+    assert code == -32602
+    assert "Unknown tool 'no_such_tool'" in message
 
 
 def test_official_sdk_high_level_client_negotiates_automatically(live_server, transactional_db):
@@ -671,3 +679,27 @@ def test_official_sdk_high_level_client_negotiates_automatically(live_server, tr
 
     result = anyio.run(run)
     assert [s["slug"] for s in result.structured_content["startups"]] == ["delta", "beta"]
+
+
+def test_official_sdk_reports_a_wrong_key_as_invalid_api_key(live_server, transactional_db):
+    import httpx2
+
+    async def run() -> MCPError:
+        headers = {"Authorization": "Bearer osk_wrong"}
+        async with httpx2.AsyncClient(headers=headers) as http:
+            async with streamable_http_client(f"{live_server.url}/api/mcp", http_client=http) as (
+                read,
+                write,
+            ):
+                async with ClientSession(read, write) as session:
+                    try:
+                        await session.initialize()
+                    except MCPError as error:
+                        return error
+        raise AssertionError("initialize succeeded with a wrong key")
+
+    error = anyio.run(run)
+    # The server's own JSON-RPC error, not an OAuth or transport stand-in.
+    assert error.code == -32010
+    assert error.message == "The API key is wrong or was revoked."
+    assert error.data == {"code": "invalid_api_key"}
