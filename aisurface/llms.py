@@ -115,8 +115,8 @@ ROUTE_DOCS = {
         DOCS,
         "API guide",
         "GET",
-        "How to page with meta.hasMore, the plans and the monthly allowance, the headers, and "
-        "the data-use rules.",
+        "How to page with meta.hasMore, the plans and the monthly allowance, the headers, the "
+        "MCP server, the Python client and the data-use rules.",
     ),
     "startup-profile": RouteDoc(
         PAGES,
@@ -220,6 +220,11 @@ def llms_txt(request: HttpRequest) -> str:
         f"to {DEFAULT_LIMIT}; values above {MAX_LIMIT} are capped at {MAX_LIMIT}.",
         *[f"- [Tool `{tool.name}`]({guide}#mcp): {tool.description}" for tool in TOOLS.values()],
     ]
+    by_section[DOCS].append(
+        f"- [Python client]({guide}#python): The official client, package `openstartup` "
+        "(clients/python in the repository): auto-paging list, retries on 5xx and 429 "
+        "honouring Retry-After, typed models, errors with code, message and request id."
+    )
     by_section[AUTHENTICATION] = [
         f"- [Keys and headers]({guide}#headers): Optional everywhere; without a key you get Free "
         "limits, counted per IP address. Send a key as `Authorization: Bearer <API_KEY>` or "
