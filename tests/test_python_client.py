@@ -5,8 +5,9 @@ interpreter started in clients/python (where `import openstartup` is the client,
 `make test` from requirements-dev.txt); each test sets data up here, runs a few lines of client
 code there and asserts on what it returned. Retries and error parsing are also exercised against a
 small local fake HTTP server that answers 5xx/429 on cue (the real one cannot be made to fail on
-cue). Not exercised here because the endpoints are not on this branch: `history`, `attestation`
-and `export`.
+cue). Not exercised against the live server because the endpoints are not on this branch:
+`history`, `attestation` and `export` (the export's line and count-line handling is exercised
+against the fake).
 """
 
 import json
@@ -238,7 +239,7 @@ class FakeApi(ThreadingHTTPServer):
                 server: FakeApi = handler.server
                 server.hits.append(handler.path)
                 status, headers, body = server.script[min(len(server.hits), len(script)) - 1]
-                raw = json.dumps(body).encode()
+                raw = body if isinstance(body, bytes) else json.dumps(body).encode()
                 handler.send_response(status)
                 for name, value in {"Content-Type": "application/json", **headers}.items():
                     handler.send_header(name, value)
@@ -356,3 +357,47 @@ def test_no_server_is_a_connection_error():
     )
     assert result["code"] == "connection_error"
     assert result["status"] is None
+
+
+NDJSON = {"Content-Type": "application/x-ndjson"}
+
+
+def test_export_streams_lines_and_checks_the_count_line():
+    lines = b'{"slug":"a"}\n{"slug":"b"}\n{"meta":{"count":2,"warnings":["x ignored"]}}\n'
+    with FakeApi([(200, NDJSON, lines)]) as fake:
+        result = run_client(
+            """
+            client = openstartup.Client(base_url=url, api_key="osk_pro")
+            export = client.startups.export(category="ai", on_sale=True)
+            slugs = [item["slug"] for item in export]
+            result = {"slugs": slugs, "meta": export.meta}
+            """,
+            url=fake.url,
+        )
+        assert fake.hits == ["/api/v1/exports/startups.ndjson?category=ai&onSale=true"]
+    assert result == {"slugs": ["a", "b"], "meta": {"count": 2, "warnings": ["x ignored"]}}
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [b'{"slug":"a"}\n{"slug":"b"}\n', b'{"slug":"a"}\n{"meta":{"count":2}}\n'],
+    ids=["no count line", "count differs"],
+)
+def test_a_cut_short_export_raises(lines):
+    with FakeApi([(200, NDJSON, lines)]) as fake:
+        result = run_client(
+            """
+            client = openstartup.Client(base_url=url)
+            got = []
+            try:
+                for item in client.startups.export():
+                    got.append(item["slug"])
+                error = None
+            except openstartup.APIConnectionError as raised:
+                error = error_fields(raised)
+            result = {"got": got, "error": error}
+            """,
+            url=fake.url,
+        )
+    assert result["got"] == ["a", "b"][: lines.count(b"slug")]
+    assert result["error"]["code"] == "export_incomplete"

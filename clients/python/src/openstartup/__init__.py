@@ -7,7 +7,7 @@ for startup in client.startups.list(sort="mrr-desc", max_items=10):
     print(startup["name"], startup["revenue"]["mrr"])
 """
 
-from openstartup.client import Client, StartupIterator
+from openstartup.client import Client, ExportIterator, StartupIterator
 from openstartup.errors import (
     APIConnectionError,
     AuthenticationError,
@@ -43,6 +43,7 @@ __all__ = [
     "BadRequestError",
     "Client",
     "DetailRevenue",
+    "ExportIterator",
     "Founder",
     "HistoryPoint",
     "ListRevenue",

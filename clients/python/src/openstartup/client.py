@@ -20,7 +20,7 @@ from openstartup.errors import (
 )
 from openstartup.models import Attestation, HistoryPoint, PageMeta, Startup, StartupDetail
 
-__all__ = ["Client", "StartupIterator"]
+__all__ = ["Client", "ExportIterator", "StartupIterator"]
 
 DEFAULT_BASE_URL = "https://openstartup.example"
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
@@ -309,19 +309,53 @@ class Startups:
         """`GET /api/v1/startups/{slug}/attestation`: the signed (JWS, EdDSA) figures."""
         return self._client._get(f"/api/v1/startups/{_segment(slug)}/attestation")["data"]
 
-    def export(self, **filters: Any) -> Iterator[dict[str, Any]]:
+    def export(self, **filters: Any) -> ExportIterator:
         """`GET /api/v1/exports/startups.ndjson` (Pro): every matching startup, streamed.
 
-        Yields one dict per NDJSON line without holding the export in memory; filters are the
-        list's, in snake_case. A Free key gets PermissionDeniedError.
+        Filters are the list's, in snake_case. Iterating yields one list item per NDJSON line
+        without holding the export in memory; afterwards `meta` is the closing count line's
+        meta (`count`, `warnings`). A stream that ends without that line, or with a count that
+        differs from the lines received, raises APIConnectionError (`export_incomplete`). A Free
+        key gets PermissionDeniedError.
         """
-        response = self._client._send("/api/v1/exports/startups.ndjson", filters, stream=True)
+        return ExportIterator(self._client, filters)
+
+
+class ExportIterator:
+    """The NDJSON export as an iterator of list items; `meta` once the stream is complete."""
+
+    def __init__(self, client: Client, filters: dict[str, Any]):
+        self._client = client
+        self._filters = filters
+        self.meta: dict[str, Any] | None = None
+
+    def __iter__(self) -> Iterator[Startup]:
+        response = self._client._send("/api/v1/exports/startups.ndjson", self._filters, stream=True)
+        received = 0
         try:
             for line in response.iter_lines():
-                if line.strip():
-                    yield json.loads(line)
+                if not line.strip():
+                    continue
+                document = json.loads(line)
+                if set(document) == {"meta"}:  # the closing count line (items have no "meta")
+                    self.meta = document["meta"]
+                    continue
+                received += 1
+                yield document
+        except httpx.TransportError as error:
+            raise APIConnectionError(
+                f"The export was cut short after {received} lines: {error}",
+                code="export_incomplete",
+            ) from error
         finally:
             response.close()
+        if self.meta is None or self.meta.get("count") != received:
+            raise APIConnectionError(
+                f"The export ended without its count line after {received} lines",
+                code="export_incomplete",
+                status=response.status_code,
+                request_id=response.headers.get("X-Request-Id"),
+            )
 
 
 def _segment(slug: str) -> str:
