@@ -401,3 +401,32 @@ def test_a_cut_short_export_raises(lines):
         )
     assert result["got"] == ["a", "b"][: lines.count(b"slug")]
     assert result["error"]["code"] == "export_incomplete"
+
+
+MODEL_SCHEMAS = {
+    "Startup": "StartupList",
+    "ListRevenue": "ListRevenue",
+    "StartupDetail": "StartupDetail",
+    "DetailRevenue": "DetailRevenue",
+    "Founder": "Founder",
+    "Social": "Social",
+    "Verification": "Verification",
+    "MonthlyRevenue": "MonthlyRevenue",
+    "PageMeta": "StartupPageMeta",
+    "Quota": "QuotaMeta",
+}
+
+
+def test_typed_models_declare_every_field_of_the_openapi_document(client, db):
+    schemas = client.get("/api/v1/openapi.json").json()["components"]["schemas"]
+    declared = run_client(
+        """
+        import typing
+        result = {name: sorted(typing.get_type_hints(getattr(openstartup, name)))
+                  for name in names}
+        """,
+        names=list(MODEL_SCHEMAS),
+    )
+    for model, schema in MODEL_SCHEMAS.items():
+        missing = set(schemas[schema]["properties"]) - set(declared[model])
+        assert not missing, f"openstartup.{model} lacks {sorted(missing)}"

@@ -20,8 +20,8 @@ class ListRevenue(TypedDict, total=False):
     growth30d: float | None
 
 
-class Startup(TypedDict, total=False):
-    """One item of `GET /api/v1/startups`."""
+class _StartupBase(TypedDict, total=False):
+    """The fields a list item and a detail share."""
 
     name: str
     slug: str
@@ -29,11 +29,16 @@ class Startup(TypedDict, total=False):
     description: str | None
     website: str | None
     category: str | None
+    onSale: bool
+    updatedAt: str
+
+
+class Startup(_StartupBase, total=False):
+    """One item of `GET /api/v1/startups`."""
+
     founderName: str | None
     revenue: ListRevenue
-    onSale: bool
     rank: int | None
-    updatedAt: str
 
 
 class Founder(TypedDict):
@@ -78,15 +83,9 @@ class DetailRevenue(TypedDict, total=False):
     growth30d: float | None
 
 
-class StartupDetail(TypedDict, total=False):
+class StartupDetail(_StartupBase, total=False):
     """`GET /api/v1/startups/{slug}` (the `data` object)."""
 
-    name: str
-    slug: str
-    icon: str | None
-    description: str | None
-    website: str | None
-    category: str | None
     businessType: str | None
     founded: int | None
     country: str | None
@@ -96,10 +95,8 @@ class StartupDetail(TypedDict, total=False):
     socials: list[Social]
     revenue: DetailRevenue
     verification: Verification | None
-    onSale: bool
     askingPrice: int | None
     profileUrl: str
-    updatedAt: str
 
 
 class Quota(TypedDict):
