@@ -204,7 +204,7 @@ def handle_message(
         return None  # a notification: accepted, nothing to answer
     if readable_id(message) is None:
         return 400, error_response(None, INVALID_REQUEST, "id must be a string or an integer")
-    return handle_request(message, headers=headers, http_request=http_request)
+    return _handle_request(message, headers=headers, http_request=http_request)
 
 
 def readable_id(message: Any) -> str | int | None:
@@ -215,13 +215,14 @@ def readable_id(message: Any) -> str | int | None:
     return request_id
 
 
-def handle_request(
+def _handle_request(
     message: dict, *, headers: Mapping[str, str], http_request: HttpRequest
 ) -> tuple[int, dict]:
     """Answer one JSON-RPC request: (HTTP status, response object)."""
     request_id = message.get("id")
     params = message.get("params")
-    modern = False
+    # The era of the wire, decided once: 2026-07-28 errors use that revision's HTTP statuses.
+    modern_wire = _uses_modern_wire(params, headers)
     try:
         if params is None:
             params = {}
@@ -233,7 +234,6 @@ def handle_request(
             raise RpcError(METHOD_NOT_FOUND, f"Method not found: {message['method']}")
         result = handler(Call(message["method"], params, modern, http_request))
     except RpcError as error:
-        modern_wire = modern or _uses_modern_wire(params, headers)
         status = _MODERN_STATUS.get(error.code, 200) if modern_wire else 200
         return status, error_response(request_id, error.code, error.message, error.data)
     if modern:
