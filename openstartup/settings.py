@@ -390,6 +390,22 @@ PROVIDER_HTTP_TIMEOUT_SECONDS = float(env_int("PROVIDER_HTTP_TIMEOUT_SECONDS", 1
 PROVIDER_HTTP_RETRIES = env_int("PROVIDER_HTTP_RETRIES", 4)
 PROVIDER_HTTP_BACKOFF_SECONDS = 0.5
 PROVIDER_HTTP_MAX_WAIT_SECONDS = float(env_int("PROVIDER_HTTP_MAX_WAIT_SECONDS", 30))
+# Total deadlines (not per read): one provider call, retries included, and one whole sync. A
+# provider that drips bytes or pages forever is cut at these, so it never delays the others longer.
+PROVIDER_HTTP_CALL_DEADLINE_SECONDS = float(env_int("PROVIDER_HTTP_CALL_DEADLINE_SECONDS", 60))
+PROVIDER_SYNC_DEADLINE_SECONDS = float(env_int("PROVIDER_SYNC_DEADLINE_SECONDS", 300))
+# One sync per connection at a time, across processes: a lease in the database that expires this
+# long after it was taken (longer than the sync deadline, so a live sync never loses it).
+PROVIDER_SYNC_LEASE_SECONDS = float(
+    env_int("PROVIDER_SYNC_LEASE_SECONDS", int(PROVIDER_SYNC_DEADLINE_SECONDS) + 60)
+)
+# Caps on what one provider may send: bytes per response and pages per list.
+PROVIDER_HTTP_MAX_BODY_BYTES = env_int("PROVIDER_HTTP_MAX_BODY_BYTES", 20 * 1024 * 1024)
+PROVIDER_MAX_PAGES = env_int("PROVIDER_MAX_PAGES", 2000)
+PROVIDER_SYNC_MAX_BYTES = env_int("PROVIDER_SYNC_MAX_BYTES", 200 * 1024 * 1024)
+# Stripe API version sent on every Stripe call, so an account's default version never changes
+# the figures (tests and fixtures use this version's shapes).
+STRIPE_API_VERSION = "2025-09-30.clover"
 # US dollars per unit. None: the documented static table in verification/money.py. A dict
 # {"USD": "1", "EUR": "1.08", ...} replaces it; REVENUE_FX_RATES_DATE says when those rates held.
 REVENUE_FX_RATES = None
