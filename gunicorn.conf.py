@@ -20,7 +20,9 @@ workers = env_int("WEB_CONCURRENCY", min(2 * multiprocessing.cpu_count() + 1, 12
 threads = env_int("GUNICORN_THREADS", 1)
 
 # A worker silent for `timeout` seconds is killed and replaced; on SIGTERM (deploys, scale-in)
-# workers get `graceful_timeout` seconds to finish the requests they hold.
+# workers get `graceful_timeout` seconds to finish the requests they hold. Keep `timeout` well
+# above DB_REQUEST_DEADLINE_SECONDS (5): a request waiting on a hung database answers 503 at its
+# deadline (openstartup/dbdeadline.py) long before gunicorn would kill the worker and drop it.
 timeout = env_int("GUNICORN_TIMEOUT", 30)
 graceful_timeout = env_int("GUNICORN_GRACEFUL_TIMEOUT", 30)
 # Longer than a typical load balancer's idle timeout is wrong; shorter is safe.

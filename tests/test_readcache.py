@@ -223,3 +223,23 @@ def test_signing_up_signing_in_and_making_a_key_keep_the_copies(client):
     assert client.login(username=account.username, password=PASSWORD)
     make_api_key(account=account)
     assert (readcache.current("data"), readcache.current("auth")) == token
+
+
+def test_the_token_changes_with_the_write_it_announces(client, pro):
+    """The token is replaced in the write's own transaction: a revocation rolled back leaves
+    the copies good, a committed one is refused on the next request (issue 17 §1)."""
+    from django.db import transaction
+
+    key, headers = pro
+    make_startup(slug="acme")
+    assert detail(client, "acme", headers).status_code == 200
+    token = readcache.current("auth")
+    with pytest.raises(RuntimeError), transaction.atomic():
+        api_key_revoke(api_key=key)
+        raise RuntimeError("the write fails after the revocation")
+    assert readcache.current("auth") == token
+    key.refresh_from_db()
+    assert detail(client, "acme", headers).status_code == 200
+    api_key_revoke(api_key=key)
+    assert readcache.current("auth") != token
+    assert detail(client, "acme", headers).status_code == 401
