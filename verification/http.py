@@ -45,19 +45,29 @@ class ProviderHttp:
         self.retries = settings.PROVIDER_HTTP_RETRIES
         self.backoff = settings.PROVIDER_HTTP_BACKOFF_SECONDS
         self.max_wait = settings.PROVIDER_HTTP_MAX_WAIT_SECONDS
-        self.client = httpx.Client(
-            base_url=base_url.rstrip("/"),
-            headers={"User-Agent": "OpenStartup revenue verification", **headers},
-            timeout=settings.PROVIDER_HTTP_TIMEOUT_SECONDS,
-            transport=transport,
-        )
+        self._client_options = {
+            "base_url": base_url.rstrip("/"),
+            "headers": {"User-Agent": "OpenStartup revenue verification", **headers},
+            "timeout": settings.PROVIDER_HTTP_TIMEOUT_SECONDS,
+            "transport": transport,
+        }
+        self._client: httpx.Client | None = None
         self.calls = 0
+
+    @property
+    def client(self) -> httpx.Client:
+        """Made on first use: a connector that needs no network (demo) never pays for the
+        TLS context."""
+        if self._client is None:
+            self._client = httpx.Client(**self._client_options)
+        return self._client
 
     def __enter__(self) -> "ProviderHttp":
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.client.close()
+        if self._client is not None:
+            self._client.close()
 
     def get(self, path: str, params: dict[str, Any] | list[tuple[str, Any]] | None = None) -> Any:
         """The decoded JSON body of GET path, after retrying 429/5xx and network errors."""

@@ -8,6 +8,7 @@ from django.core.validators import URLValidator
 from django.db import transaction
 
 from openstartup import readcache
+from startups.history import revenue_snapshot_record
 from startups.models import MonthlyRevenue, Startup, Verification
 from verification import crypto
 from verification.http import KeyRejected, ProviderError, ProviderHttp
@@ -123,6 +124,7 @@ def revenue_sync(*, connection: ProviderConnection, now: datetime) -> ProviderCo
             error = error.replace(secret, "***")
         return _sync_failed(connection, now=now, status=Status.ERROR, error=error[:500])
     _write_figures(connection, provider_name=provider.name, figures=figures, now=now)
+    revenue_snapshot_record(startup=connection.startup, now=now)
     logger.info(
         "synced %s from %s: mrr=%s total=%s months=%s",
         slug,
