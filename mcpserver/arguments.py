@@ -76,6 +76,21 @@ class LimitField(StrictInteger):
         return {**super().json_schema(), "default": DEFAULT_LIMIT}
 
 
+class StrictDate(serializers.DateField):
+    """A `YYYY-MM-DD` string (no other date shapes, no numbers)."""
+
+    def __init__(self, **kwargs: Any):
+        super().__init__(input_formats=["%Y-%m-%d"], **kwargs)
+
+    def to_internal_value(self, data: Any):
+        if not isinstance(data, str):
+            self.fail("invalid", format="YYYY-MM-DD")
+        return super().to_internal_value(data)
+
+    def json_schema(self) -> dict:
+        return {"type": "string", "format": "date"}
+
+
 class WholeDollars(serializers.Field):
     """A USD amount; decimals are rounded inward (`up` for a lower bound, `down` for an upper)."""
 

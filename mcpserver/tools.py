@@ -18,12 +18,14 @@ from rest_framework import serializers
 from mcpserver.arguments import (
     LimitField,
     StrictBoolean,
+    StrictDate,
     StrictText,
     ToolArguments,
     WholeDollars,
     input_schema,
 )
-from startups.selectors import ai_startup_get, ai_startup_list
+from startups.history import revenue_history
+from startups.selectors import ai_enabled_startups, ai_startup_get, ai_startup_list
 from startups.serializers import AiMatchSerializer, AiProfileSerializer
 
 
@@ -119,6 +121,39 @@ class IndustryArguments(ToolArguments):
     limit = LimitField()
 
 
+class HistoryArguments(ToolArguments):
+    slug = StrictText(help_text="The startup's slug, as returned in search results.")
+    # `from` is a Python keyword: declared through the class namespace.
+    locals()["from"] = StrictDate(
+        required=False, help_text="First UTC day to include, YYYY-MM-DD (default: the first)."
+    )
+    to = StrictDate(
+        required=False, help_text="Last UTC day to include, YYYY-MM-DD (default: the latest)."
+    )
+
+    def validate(self, attrs: dict) -> dict:
+        start, end = attrs.get("from"), attrs.get("to")
+        if start is not None and end is not None and start > end:
+            raise serializers.ValidationError({"from": ["must not be after to"]})
+        return attrs
+
+
+class HistoryPointSerializer(serializers.Serializer):
+    """One day of verified figures (whole US dollars; null: unknown)."""
+
+    date = serializers.DateField()
+    mrr = serializers.IntegerField(allow_null=True)
+    arr = serializers.IntegerField(allow_null=True)
+    customers = serializers.IntegerField(allow_null=True)
+    last_30_days = serializers.IntegerField(allow_null=True)
+
+
+class HistorySerializer(serializers.Serializer):
+    slug = serializers.CharField()
+    count = serializers.IntegerField()
+    history = HistoryPointSerializer(many=True)
+
+
 class RevenueArguments(ToolArguments):
     min_mrr = WholeDollars(
         rounding="up", required=False, help_text="Lowest MRR in US dollars, inclusive."
@@ -165,6 +200,17 @@ def _by_category(request: HttpRequest, args: dict) -> dict:
 
 def _by_industry(request: HttpRequest, args: dict) -> dict:
     return _matches(request, industry=args["industry"], limit=args["limit"])
+
+
+def _history(request: HttpRequest, args: dict) -> dict:
+    startup = ai_enabled_startups().filter(slug=args["slug"]).first()
+    if startup is None:
+        raise ToolError(
+            f"No AI-enabled startup has slug '{args['slug']}'. "
+            "Call search_startups to find valid slugs."
+        )
+    days = list(revenue_history(startup=startup, start=args.get("from"), end=args.get("to")))
+    return HistorySerializer({"slug": startup.slug, "count": len(days), "history": days}).data
 
 
 def _by_revenue(request: HttpRequest, args: dict) -> dict:
@@ -260,6 +306,18 @@ TOOLS: dict[str, Tool] = {
             arguments=RevenueArguments,
             handler=_by_revenue,
             output_schema=MATCHES_SCHEMA,
+        ),
+        Tool(
+            name="get_startup_history",
+            title="Get a startup's daily revenue history",
+            description="Daily snapshots of one AI-enabled startup's verified figures, oldest "
+            "first: {slug, count, history[]} with date (UTC, YYYY-MM-DD), mrr, arr, customers "
+            "and last_30_days in whole US dollars; null means unknown. Optional from and to "
+            "(YYYY-MM-DD, inclusive) narrow the range. Days without a sync have no entry; a "
+            "startup without verified revenue has an empty history.",
+            arguments=HistoryArguments,
+            handler=_history,
+            output_schema=output_schema(HistorySerializer()),
         ),
     ]
 }

@@ -1,17 +1,33 @@
-"""A deterministic, realistic demo dataset (used by `seed_demo`)."""
+"""A deterministic, realistic demo dataset (used by `seed_demo`).
+
+Plain ORM writes (`bulk_create(batch_size=...)`, `.delete()`): nothing here touches the schema.
+Verified demo startups are connected to the `demo` provider (verification/providers/demo.py) and
+synced through the same service as real connections, so no figure is ever shown as verified
+under a real provider's name; their earlier days get snapshots computed by the same provider.
+"""
 
 import random
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 
 from django.contrib.auth import get_user_model
-from django.db import DEFAULT_DB_ALIAS, connections, models, transaction
+from django.db import DEFAULT_DB_ALIAS, connections, transaction
+from django.utils import timezone
 from django.utils.text import slugify
 
 from openstartup import readcache
-from startups.models import Founder, MonthlyRevenue, Social, Startup, Verification
+from startups.models import (
+    Founder,
+    MonthlyRevenue,
+    RevenueSnapshot,
+    Social,
+    Startup,
+    Verification,
+)
+from verification import crypto
+from verification.models import ProviderConnection
+from verification.providers import demo as demo_provider
+from verification.services import revenue_sync
 
 SEED = 20261122
 DEMO_OWNER_PREFIX = "demo-founder-"
@@ -184,9 +200,9 @@ LAST = [
     "Silva",
 ]
 TEAM_SIZES = ["1", "2-5", "6-10", "11-25", None]
-# Providers with subscription data, and one (one-off sales) without it.
-SUBSCRIPTION_PROVIDERS = ["stripe", "lemonsqueezy", "polar"]
-NO_SUBSCRIPTION_PROVIDER = "gumroad"
+# Days of daily snapshots before the seed's own sync: enough for `growth30d` to show.
+HISTORY_DAYS = 45
+BATCH = 1000
 
 
 @dataclass
@@ -194,13 +210,13 @@ class DemoRows:
     """Plain column dicts (not model instances: building 100,000 of those is the slow part).
 
     Child rows name their startup by slug; ids are filled in after the parent rows exist.
+    `connections` holds, per verified startup, the demo provider's recipe.
     """
 
     startups: list[dict] = field(default_factory=list)
     founders: list[tuple[str, dict]] = field(default_factory=list)
     socials: list[tuple[str, dict]] = field(default_factory=list)
-    verifications: list[tuple[str, dict]] = field(default_factory=list)
-    monthly: list[tuple[str, dict]] = field(default_factory=list)
+    connections: list[tuple[str, demo_provider.Recipe]] = field(default_factory=list)
 
 
 def _month_starts(end: date, count: int) -> list[date]:
@@ -263,13 +279,10 @@ def build_demo(count: int, *, today: date | None = None) -> DemoRows:
         kind = "verified" if roll < 0.40 else "self" if roll < 0.75 else "unclaimed"
         if index < 4:  # the first rows cover every case even in a tiny dataset
             kind = ["verified", "verified", "self", "unclaimed"][index]
-        provider = None
-        if kind == "verified":
-            no_sub = index == 1 or rng.random() < 0.05
-            provider = NO_SUBSCRIPTION_PROVIDER if no_sub else rng.choice(SUBSCRIPTION_PROVIDERS)
+        sales_only = kind == "verified" and (index == 1 or rng.random() < 0.05)
         has_mrr = kind == "verified" or rng.random() > 0.15
         mrr = int(rng.lognormvariate(7.5, 1.6)) if has_mrr else None
-        if provider == NO_SUBSCRIPTION_PROVIDER:
+        if sales_only:
             mrr = None
         slug = slugify(name)
         on_sale = rng.random() < 0.12 or index == 2
@@ -329,45 +342,24 @@ def build_demo(count: int, *, today: date | None = None) -> DemoRows:
                 (slug, dict(platform="linkedin", url=f"https://www.linkedin.com/company/{slug}"))
             )
         if kind == "verified":
-            _add_verification(rows, rng, slug, provider, mrr, today, now)
+            rows.connections.append((slug, _recipe(rng, index, mrr, sales_only, today)))
     return rows
 
 
-def _add_verification(
-    rows: DemoRows,
-    rng: random.Random,
-    slug: str,
-    provider: str,
-    mrr: int | None,
-    today: date,
-    now: datetime,
-) -> None:
-    months = _month_starts(today, rng.randint(12, 36))
-    # A growth curve ending near the current MRR (or a sales level for one-off providers).
-    level = mrr if mrr is not None else int(rng.lognormvariate(7.0, 1.2))
-    start = max(1, int(level * rng.uniform(0.15, 0.7)))
-    verification = dict(
-        provider=provider,
-        level="verified",
-        currency="USD",
-        verified_at=now - timedelta(hours=rng.randint(0, 20), milliseconds=rng.randint(0, 999)),
-        mrr=mrr,
-        arr=None if mrr is None else mrr * 12,
-        total_revenue=0,
-        last_30_days=0,
-        customers=max(1, level // rng.randint(9, 49)),
+def _recipe(
+    rng: random.Random, index: int, mrr: int | None, sales_only: bool, today: date
+) -> demo_provider.Recipe:
+    """The demo provider's growth curve: 12 to 36 months of history, reaching `mrr` (or a
+    sales level) a few weeks before today, so the last 30 days show some growth or none."""
+    months = rng.randint(12, 36)
+    level = mrr if mrr is not None else max(1, int(rng.lognormvariate(7.0, 1.2)))
+    return demo_provider.Recipe(
+        seed=SEED + index,
+        level=max(1, level),
+        start=(today - timedelta(days=int(months * 30.4375) - 15)).replace(day=1),
+        plateau=today - timedelta(days=rng.randint(-20, 60)),
+        kind=demo_provider.SALES if sales_only else demo_provider.SUBSCRIPTIONS,
     )
-    total = last_net = 0
-    for step, month in enumerate(months):
-        gross = int(start + (level - start) * step / max(1, len(months) - 1))
-        gross = max(0, int(gross * rng.uniform(0.93, 1.07)))
-        refunds = int(gross * rng.choice([0, 0, 0.01, 0.02, 0.05]))
-        last_net = gross - refunds
-        total += last_net
-        rows.monthly.append((slug, dict(month=month, gross=gross, refunds=refunds)))
-    verification["total_revenue"] = total
-    verification["last_30_days"] = last_net
-    rows.verifications.append((slug, verification))
 
 
 def _chunks(items: list, size: int = 5000):
@@ -375,186 +367,93 @@ def _chunks(items: list, size: int = 5000):
         yield items[start : start + size]
 
 
-def _insert(model: type[models.Model], rows: list[dict], batch: int = 2000) -> None:
-    """INSERT many rows through one prepared statement (far faster than bulk_create here)."""
-    if not rows:
-        return
-    conn = connections[DEFAULT_DB_ALIAS]
-    columns = list(rows[0])
-    fields = [model._meta.get_field(column) for column in columns]
-    # Only dates and JSON need the backend's conversion; plain values go through as they are.
-    converted = [
-        (column, field)
-        for column, field in zip(columns, fields, strict=True)
-        if isinstance(field, models.DateField | models.JSONField)
-    ]
-    quote = conn.ops.quote_name
-    sql = "INSERT INTO {} ({}) VALUES ({})".format(  # noqa: S608 - names from model metadata
-        quote(model._meta.db_table),
-        ", ".join(quote(field.column) for field in fields),
-        ", ".join(["%s"] * len(fields)),
-    )
-
-    def prepared(chunk: list[dict]):
-        for row in chunk:
-            row = dict(row)
-            for column, model_field in converted:
-                row[column] = model_field.get_db_prep_save(row[column], conn)
-            yield [row[column] for column in columns]
-
-    with conn.cursor() as cursor:
-        if conn.vendor == "postgresql":
-            # COPY is PostgreSQL's bulk path: one stream instead of a statement per row.
-            copy_sql = "COPY {} ({}) FROM STDIN".format(
-                quote(model._meta.db_table), ", ".join(quote(field.column) for field in fields)
-            )
-            with cursor.cursor.copy(copy_sql) as copy:
-                for values in prepared(rows):
-                    copy.write_row(values)
-            return
-        for start in range(0, len(rows), batch):
-            cursor.executemany(sql, list(prepared(rows[start : start + batch])))
-
-
-def _with_parent(rows: list[tuple[str, dict]], ids: dict[str, int], column: str) -> list[dict]:
-    return [{**row, column: ids[key]} for key, row in rows]
-
-
-def _cascade_sql(model: type[models.Model], ids_sql: str, quote) -> list[str]:
-    """Statements deleting the rows of `model` whose ids `ids_sql` selects, children first,
-    following the models' own on_delete rules (CASCADE deletes, SET_NULL clears)."""
-    statements = []
-    table = quote(model._meta.db_table)
-    for relation in model._meta.related_objects:
-        if relation.many_to_many or not relation.field.concrete:
-            continue
-        child = relation.related_model
-        child_table, column = quote(child._meta.db_table), quote(relation.field.column)
-        if relation.on_delete is models.CASCADE:
-            child_ids = f"SELECT id FROM {child_table} WHERE {column} IN ({ids_sql})"  # noqa: S608
-            statements += _cascade_sql(child, child_ids, quote)
-            statements.append(f"DELETE FROM {child_table} WHERE {column} IN ({ids_sql})")  # noqa: S608
-        elif relation.on_delete is models.SET_NULL:
-            statements.append(
-                f"UPDATE {child_table} SET {column} = NULL WHERE {column} IN ({ids_sql})"  # noqa: S608
-            )
-    return statements + [f"DELETE FROM {table} WHERE id IN ({ids_sql})"]  # noqa: S608
-
-
-def _delete_startups(slugs: list[str]) -> None:
-    """Delete the startups with these slugs and everything that hangs off them."""
-    conn = connections[DEFAULT_DB_ALIAS]
-    if conn.vendor != "postgresql":
-        for chunk in _chunks(slugs):
-            MonthlyRevenue.objects.filter(verification__startup__slug__in=chunk).delete()
-            Verification.objects.filter(startup__slug__in=chunk).delete()
-            Founder.objects.filter(startup__slug__in=chunk).delete()
-            Social.objects.filter(startup__slug__in=chunk).delete()
-            Startup.objects.filter(slug__in=chunk).delete()
-        return
-    # PostgreSQL: a handful of set-based statements over a temporary id list, instead of the
-    # ORM's collector loading every row (the slow part of a re-seed at 100,000).
-    quote = conn.ops.quote_name
-    with conn.cursor() as cursor:
-        table = quote(Startup._meta.db_table)
-        doomed = f"SELECT id FROM {table} WHERE slug = ANY(%s)"  # noqa: S608 - model metadata
-        cursor.execute(f"CREATE TEMPORARY TABLE seed_doomed ON COMMIT DROP AS {doomed}", [slugs])
-        cursor.execute("ANALYZE seed_doomed")
-        for statement in _cascade_sql(Startup, "SELECT id FROM seed_doomed", quote):
-            cursor.execute(statement)
-        cursor.execute("DROP TABLE seed_doomed")
-
-
 def _ids_by_slug(slugs: list[str]) -> dict[str, int]:
-    conn = connections[DEFAULT_DB_ALIAS]
-    if conn.vendor == "postgresql":  # one query with an array instead of IN-list chunks
-        with conn.cursor() as cursor:
-            cursor.execute(
-                f"SELECT slug, id FROM {conn.ops.quote_name(Startup._meta.db_table)} "  # noqa: S608
-                "WHERE slug = ANY(%s)",
-                [slugs],
-            )
-            return dict(cursor.fetchall())
     ids = {}
     for chunk in _chunks(slugs):
         ids.update(Startup.objects.filter(slug__in=chunk).values_list("slug", "id"))
     return ids
 
 
-DEMO_MODELS = (Startup, Founder, Social, Verification, MonthlyRevenue)
+DEMO_MODELS = (
+    Startup,
+    Founder,
+    Social,
+    Verification,
+    MonthlyRevenue,
+    RevenueSnapshot,
+    ProviderConnection,
+)
 
 
-@contextmanager
-def _bulk_load(models_: tuple[type[models.Model], ...]) -> Iterator[None]:
-    """On PostgreSQL, the classic bulk-load recipe inside the seed's transaction: drop the
-    secondary indexes and foreign keys of these tables, load, then rebuild them. One index
-    build and one validating join per key are far cheaper than maintaining a dozen indexes
-    (three of them trigram GIN) row by row and checking a million deferred foreign keys at
-    commit. Definitions are read back from the catalog, so nothing here repeats the schema; a
-    failure rolls the whole transaction back, DDL included. Readers wait for the seed (the
-    tables are locked until it commits)."""
-    conn = connections[DEFAULT_DB_ALIAS]
-    if conn.vendor != "postgresql":
-        yield
-        return
-    tables = [model._meta.db_table for model in models_]
-    with conn.cursor() as cursor:
-        cursor.execute(
-            "SELECT c.conrelid::regclass::text, c.conname, pg_get_constraintdef(c.oid) "
-            "FROM pg_constraint c WHERE c.contype = 'f' AND "
-            "(c.conrelid::regclass::text = ANY(%s) OR c.confrelid::regclass::text = ANY(%s))",
-            [tables, tables],
-        )
-        foreign_keys = cursor.fetchall()
-        cursor.execute(
-            "SELECT i.relname, pg_get_indexdef(i.oid) FROM pg_index x "
-            "JOIN pg_class i ON i.oid = x.indexrelid "
-            "WHERE x.indrelid::regclass::text = ANY(%s) AND NOT EXISTS "
-            "(SELECT 1 FROM pg_constraint c WHERE c.conindid = x.indexrelid)",
-            [tables],
-        )
-        indexes = cursor.fetchall()
-        quote = conn.ops.quote_name
-        # Run foreign-key checks still queued from earlier writes in this transaction now: an
-        # ALTER TABLE is refused while a table has pending trigger events.
-        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
-        cursor.execute("SET CONSTRAINTS ALL DEFERRED")
-        for table, name, _ in foreign_keys:
-            cursor.execute(f"ALTER TABLE {table} DROP CONSTRAINT {quote(name)}")
-        for name, _ in indexes:
-            cursor.execute(f"DROP INDEX {quote(name)}")
-        yield
-        for _, definition in indexes:
-            cursor.execute(definition)
-        for table, name, definition in foreign_keys:
-            cursor.execute(f"ALTER TABLE {table} ADD CONSTRAINT {quote(name)} {definition}")
+def seed_demo(count: int, *, now: datetime | None = None) -> int:
+    """Replace the demo startups with a fresh deterministic set of `count`; returns the count.
 
-
-@transaction.atomic
-def seed_demo(count: int) -> int:
-    """Replace the demo startups with a fresh deterministic set of `count`; returns the count."""
-    rows = build_demo(count)
-    with _bulk_load(DEMO_MODELS):
-        loaded = _load(rows)
+    Startups, people and links are written in one transaction; then every verified one is
+    synced from the demo provider (each sync commits on its own, as in production)."""
+    now = now or timezone.now()
+    rows = build_demo(count, today=now.astimezone(UTC).date())
+    with transaction.atomic():
+        loaded = _load(rows, now=now)
+    for connection in ProviderConnection.objects.filter(
+        provider=demo_provider.NAME, startup__slug__in=[slug for slug, _ in rows.connections]
+    ).select_related("startup"):
+        revenue_sync(connection=connection, now=now)
     readcache.bump("data")  # bulk inserts send no model signals
     return loaded
 
 
-def _load(rows: DemoRows) -> int:
+def _load(rows: DemoRows, *, now: datetime) -> int:
     slugs = [startup["slug"] for startup in rows.startups]
-    _delete_startups(slugs)
-    _insert(Startup, rows.startups)
-    startup_ids = _ids_by_slug(slugs)
-    _insert(Founder, _with_parent(rows.founders, startup_ids, "startup_id"))
-    _insert(Social, _with_parent(rows.socials, startup_ids, "startup_id"))
-    _insert(Verification, _with_parent(rows.verifications, startup_ids, "startup_id"))
-    verification_ids = dict(
-        Verification.objects.filter(
-            startup_id__in=[startup_ids[slug] for slug, _ in rows.verifications]
-        ).values_list("startup__slug", "id")
+    for chunk in _chunks(slugs):
+        Startup.objects.filter(slug__in=chunk).delete()
+    Startup.objects.bulk_create((Startup(**row) for row in rows.startups), batch_size=BATCH)
+    ids = _ids_by_slug(slugs)
+    Founder.objects.bulk_create(
+        (Founder(startup_id=ids[slug], **row) for slug, row in rows.founders), batch_size=BATCH
     )
-    _insert(MonthlyRevenue, _with_parent(rows.monthly, verification_ids, "verification_id"))
+    Social.objects.bulk_create(
+        (Social(startup_id=ids[slug], **row) for slug, row in rows.socials), batch_size=BATCH
+    )
+    demo_key = crypto.encrypt_key  # the same encryption at rest as every real key
+    ProviderConnection.objects.bulk_create(
+        (
+            ProviderConnection(
+                startup_id=ids[slug],
+                provider=demo_provider.NAME,
+                encrypted_key=demo_key(recipe.key()),
+                status=ProviderConnection.Status.STALE,
+            )
+            for slug, recipe in rows.connections
+        ),
+        batch_size=BATCH,
+    )
+    RevenueSnapshot.objects.bulk_create(
+        (
+            snapshot
+            for slug, recipe in rows.connections
+            for snapshot in _earlier_snapshots(ids[slug], recipe, now=now)
+        ),
+        batch_size=BATCH,
+    )
     return len(rows.startups)
+
+
+def _earlier_snapshots(startup_id: int, recipe: demo_provider.Recipe, *, now: datetime):
+    """What daily syncs would have recorded over the HISTORY_DAYS before today (the seed's own
+    sync records today), from the demo provider's own curve."""
+    today = now.astimezone(UTC).date()
+    days = [today - timedelta(days=n) for n in range(HISTORY_DAYS, 0, -1)]
+    days = [day for day in days if day >= recipe.start]
+    if not days:
+        return
+    for row in demo_provider.daily_history(recipe, days):
+        day = row["date"]
+        yield RevenueSnapshot(
+            startup_id=startup_id,
+            provider=demo_provider.NAME,
+            synced_at=datetime(day.year, day.month, day.day, 23, tzinfo=UTC),
+            **row,
+        )
 
 
 def refresh_planner_statistics() -> None:

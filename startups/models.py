@@ -34,6 +34,10 @@ class Startup(models.Model):
     arr = models.PositiveBigIntegerField(null=True, blank=True)
     currency = models.CharField(max_length=3, default="USD")
 
+    # MRR change against the snapshot 30 days before the latest one, as a ratio (0.12 = +12%);
+    # written with each daily snapshot (startups/history.py), null without a snapshot that old.
+    growth_30d = models.FloatField(null=True, blank=True)
+
     on_sale = models.BooleanField(default=False)
     asking_price = models.PositiveBigIntegerField(null=True, blank=True)
 
@@ -147,3 +151,27 @@ class MonthlyRevenue(models.Model):
 
     def __str__(self) -> str:
         return f"{self.verification.startup} {self.month:%Y-%m}"
+
+
+class RevenueSnapshot(models.Model):
+    """The verified figures as one UTC day ended: the last successful sync of the day wins,
+    earlier days are never rewritten (startups/history.py)."""
+
+    startup = models.ForeignKey(Startup, on_delete=models.CASCADE, related_name="snapshots")
+    date = models.DateField(help_text="UTC date of the sync.")
+    provider = models.CharField(max_length=50)
+    mrr = models.PositiveBigIntegerField(null=True, blank=True)
+    arr = models.PositiveBigIntegerField(null=True, blank=True)
+    customers = models.PositiveIntegerField()
+    last_30_days = models.PositiveBigIntegerField()
+    total_revenue = models.PositiveBigIntegerField()
+    synced_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["date"]
+        constraints = [
+            models.UniqueConstraint(fields=["startup", "date"], name="snapshot_one_per_day"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.startup} {self.date:%Y-%m-%d}"

@@ -1,6 +1,7 @@
 """POST /api/mcp: raw JSON-RPC over HTTP for every rule and error case, then the official SDK."""
 
 import json
+from datetime import UTC, date, datetime
 
 import anyio
 import jsonschema
@@ -12,6 +13,7 @@ from mcp.shared.exceptions import MCPError
 
 from mcpserver.protocol import HANDSHAKE_VERSIONS
 from quota.models import MonthlyUsage
+from startups.models import RevenueSnapshot
 from tests.caches import clear_caches
 from tests.factories import make_ai_startup, make_founder, make_social, make_verification
 
@@ -24,6 +26,7 @@ TOOL_NAMES = [
     "search_by_category",
     "search_by_industry",
     "search_by_revenue",
+    "get_startup_history",
 ]
 # One successful call per tool, against `dataset`.
 GOOD_CALLS = {
@@ -33,6 +36,7 @@ GOOD_CALLS = {
     "search_by_category": {"category": "marketing"},
     "search_by_industry": {"industry": "financial-services", "limit": 3},
     "search_by_revenue": {"min_mrr": 100, "max_mrr": 5000},
+    "get_startup_history": {"slug": "acme", "from": "2026-11-02"},
 }
 
 
@@ -60,6 +64,18 @@ def make_dataset() -> None:
         slug="cash", name="Cash", category="Fintech", industry="Financial Services", mrr=None
     )
     make_ai_startup(slug="delta", name="Delta", category="Marketing", mrr=9000, owner_verified=True)
+    for day, mrr in ((1, 900), (2, None), (3, 1000)):
+        RevenueSnapshot.objects.create(
+            startup=acme,
+            date=date(2026, 11, day),
+            provider="stripe",
+            mrr=mrr,
+            arr=None if mrr is None else mrr * 12,
+            customers=10 + day,
+            last_30_days=100 * day,
+            total_revenue=5000,
+            synced_at=datetime(2026, 11, day, 23, tzinfo=UTC),
+        )
 
 
 @pytest.fixture
@@ -160,7 +176,7 @@ def test_ping_answers_an_empty_object(client):
 # --- tools/list ---
 
 
-def test_tools_list_has_the_six_tools_with_schemas_and_annotations(client):
+def test_tools_list_has_the_seven_tools_with_schemas_and_annotations(client):
     tools = rpc(client, "tools/list")["result"]["tools"]
     assert [tool["name"] for tool in tools] == TOOL_NAMES
     for tool in tools:
@@ -198,6 +214,7 @@ def test_required_arguments_are_declared(client):
         "search_by_category": ["category"],
         "search_by_industry": ["industry"],
         "search_by_revenue": [],
+        "get_startup_history": ["slug"],
     }
     props = tools["search_startups"]["inputSchema"]["properties"]
     assert {k: v["type"] for k, v in props.items()} == {
@@ -251,6 +268,40 @@ def test_find_verified_startups_uses_the_owner_account(client, dataset):
 def test_search_by_industry_takes_a_slug_style_word(client, dataset):
     result = call_tool(client, "search_by_industry", {"industry": "Financial Services"})
     assert [s["slug"] for s in result["structuredContent"]["startups"]] == ["cash"]
+
+
+def test_get_startup_history_returns_the_daily_snapshots_in_range(client, dataset):
+    full = call_tool(client, "get_startup_history", {"slug": "acme"})["structuredContent"]
+    assert full == {
+        "slug": "acme",
+        "count": 3,
+        "history": [
+            {"date": "2026-11-01", "mrr": 900, "arr": 10800, "customers": 11, "last_30_days": 100},
+            {"date": "2026-11-02", "mrr": None, "arr": None, "customers": 12, "last_30_days": 200},
+            {"date": "2026-11-03", "mrr": 1000, "arr": 12000, "customers": 13, "last_30_days": 300},
+        ],
+    }
+    ranged = call_tool(
+        client, "get_startup_history", {"slug": "acme", "from": "2026-11-02", "to": "2026-11-02"}
+    )["structuredContent"]
+    assert [day["date"] for day in ranged["history"]] == ["2026-11-02"]
+    none = call_tool(client, "get_startup_history", {"slug": "beta"})["structuredContent"]
+    assert none == {"slug": "beta", "count": 0, "history": []}
+
+
+@pytest.mark.parametrize(
+    ("arguments", "fragment"),
+    [
+        ({"slug": "nope"}, "No AI-enabled startup has slug 'nope'"),
+        ({"slug": "acme", "from": "2026-11-05", "to": "2026-11-01"}, "from: must not be after to"),
+        ({"slug": "acme", "from": "11/01/2026"}, "from: Date has wrong format"),
+        ({"slug": "acme", "to": 20261101}, "to: Date has wrong format"),
+    ],
+)
+def test_get_startup_history_failures_come_back_in_band(client, dataset, arguments, fragment):
+    result = call_tool(client, "get_startup_history", arguments)
+    assert result["isError"] is True
+    assert fragment in result["content"][0]["text"]
 
 
 def test_search_by_revenue_excludes_startups_without_mrr(client, dataset):
@@ -361,6 +412,7 @@ def test_arguments_may_be_omitted(client, dataset):
         ("search_by_category", 1),
         ("search_by_industry", 1),
         ("search_by_revenue", 1),
+        ("get_startup_history", 2),  # startup, snapshots
     ],
 )
 def test_tool_query_counts_are_pinned(client, dataset, django_assert_num_queries, name, queries):

@@ -16,6 +16,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from openstartup import readcache
+from startups.history import revenue_snapshot_record
 from startups.models import MonthlyRevenue, Startup, Verification
 from verification import crypto
 from verification.http import KeyRejected, ProviderError, ProviderHttp
@@ -254,6 +255,7 @@ def _sync_leased(
     if not written:
         logger.info("sync of %s finished after a newer one; its older figures were dropped", slug)
         return connection
+    revenue_snapshot_record(startup=connection.startup, now=now)
     logger.info(
         "synced %s from %s: mrr=%s total=%s months=%s",
         slug,

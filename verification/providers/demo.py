@@ -1,0 +1,154 @@
+"""Demo: deterministic, invented figures for the demo dataset. No network, never real.
+
+The demo seed (startups/demo.py) connects its "verified" startups to this provider and syncs
+them through the same path as real connections, so the figures are stored, snapshotted, signed
+and shown exactly like real ones, but always under the provider name `demo`: the API never
+presents them as coming from a real payment provider. Refused in production mode.
+
+The "key" holds the whole recipe, `demo:<seed>:<level>:<start YYYY-MM-DD>:<plateau YYYY-MM-DD>:
+<kind>`: a growth curve from a fraction of `level` (US dollars a month) at `start` up to `level`
+at `plateau`, flat with weekly noise afterwards. `kind` is `subscriptions` (MRR = the curve) or
+`sales` (one-off sales: no subscription data, MRR null).
+"""
+
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, timedelta
+from decimal import Decimal
+
+from django.conf import settings
+
+from verification.http import ProviderError, ProviderHttp
+from verification.providers.base import Ledger, Provider, ProviderFigures
+
+NAME = "demo"
+SUBSCRIPTIONS, SALES = "subscriptions", "sales"
+DAYS_PER_MONTH = 30.4375
+BAD_KEY = "not a demo key (demo:<seed>:<level>:<start>:<plateau>:<kind>)"
+
+
+@dataclass(frozen=True)
+class Recipe:
+    seed: int
+    level: int
+    start: date
+    plateau: date
+    kind: str
+
+    def key(self) -> str:
+        return f"{NAME}:{self.seed}:{self.level}:{self.start}:{self.plateau}:{self.kind}"
+
+
+def parse_key(key: str) -> Recipe:
+    try:
+        name, seed, level, start, plateau, kind = key.split(":")
+        recipe = Recipe(
+            seed=int(seed),
+            level=int(level),
+            start=date.fromisoformat(start),
+            plateau=date.fromisoformat(plateau),
+            kind=kind,
+        )
+    except ValueError:
+        raise ProviderError(
+            "not a demo key (demo:<seed>:<level>:<start>:<plateau>:<kind>)"
+        ) from None
+    if name != NAME or recipe.kind not in {SUBSCRIPTIONS, SALES} or recipe.level < 1:
+        raise ProviderError(BAD_KEY)
+    return recipe
+
+
+def _noise(seed: int, step: int) -> float:
+    """A deterministic number in [0, 1) for (seed, step): cheap integer hashing, no RNG state."""
+    value = (seed * 0x9E3779B1 + step * 0x85EBCA6B + 0x27D4EB2F) & 0xFFFFFFFF
+    value = ((value ^ (value >> 15)) * 0x2C1B3C6D) & 0xFFFFFFFF
+    value = ((value ^ (value >> 12)) * 0x297A2D39) & 0xFFFFFFFF
+    return (value ^ (value >> 15)) / 2**32
+
+
+def monthly_level(recipe: Recipe, day: date) -> float:
+    """US dollars a month on `day`: the growth curve with ±7% weekly noise."""
+    span = max(1, (recipe.plateau - recipe.start).days)
+    progress = min(1.0, max(0.0, (day - recipe.start).days / span))
+    floor = recipe.level * (0.15 + 0.5 * _noise(recipe.seed, -1))
+    week = (day - recipe.start).days // 7
+    return (floor + (recipe.level - floor) * progress) * (0.93 + 0.14 * _noise(recipe.seed, week))
+
+
+def fetch(*, http: ProviderHttp, now: datetime) -> dict:
+    """Nothing to fetch: the recipe is the key. Never available in production mode."""
+    if settings.PRODUCTION:
+        raise ProviderError("the demo provider is not available in production mode")
+    return {"recipe": parse_key(http.secret)}
+
+
+def _weeks(recipe: Recipe, today: date) -> list[tuple[datetime, int, int]]:
+    """One sale a week (a week of the curve) up to `today`, in cents, and its refund (a small
+    one, some weeks, two days later)."""
+    weeks, day, week = [], recipe.start, 0
+    while day <= today:
+        cents = int(monthly_level(recipe, day) * 7 / DAYS_PER_MONTH * 100)
+        refund = cents // 30 if _noise(recipe.seed, 10_000 + week) < 0.1 else 0
+        weeks.append((datetime(day.year, day.month, day.day, 12, tzinfo=UTC), cents, refund))
+        day += timedelta(days=7)
+        week += 1
+    return weeks
+
+
+def _customers(recipe: Recipe, *, mrr_dollars: float, sold_cents: int) -> int:
+    arpu = 9 + int(40 * _noise(recipe.seed, -2))
+    if recipe.kind == SALES:
+        return max(1, sold_cents // 100 // (arpu * 3))
+    return max(1, int(mrr_dollars) // arpu)
+
+
+def compute(*, raw: dict, now: datetime) -> ProviderFigures:
+    recipe: Recipe = raw["recipe"]
+    ledger = Ledger(now=now)
+    today = now.astimezone(UTC).date()
+    sold = 0
+    for at, cents, refund in _weeks(recipe, today):
+        ledger.sale(at=at, currency="USD", minor=cents)
+        sold += cents
+        if refund:
+            ledger.refund(at=at + timedelta(days=2), currency="USD", minor=refund)
+    level = monthly_level(recipe, today)
+    customers = _customers(recipe, mrr_dollars=level, sold_cents=sold)
+    mrr = None if recipe.kind == SALES else {"USD": Decimal(int(level * 100))}
+    return ledger.figures(mrr=mrr, customers=customers)
+
+
+def daily_history(recipe: Recipe, days: list[date]) -> list[dict]:
+    """What a daily sync would have recorded on each of `days` (whole dollars), without
+    recomputing the ledger per day: the seed's earlier snapshots."""
+    weeks = _weeks(recipe, max(days))
+    history = []
+    for day in days:
+        end = datetime(day.year, day.month, day.day, 23, 59, tzinfo=UTC)
+        window = end - timedelta(days=30)
+        sold = sum(cents for at, cents, _ in weeks if at <= end)
+        refunded = sum(r for at, _, r in weeks if at + timedelta(days=2) <= end)
+        recent = sum(c for at, c, _ in weeks if window <= at <= end) - sum(
+            r for at, _, r in weeks if window <= at + timedelta(days=2) <= end
+        )
+        level = monthly_level(recipe, day)
+        mrr = None if recipe.kind == SALES else int(level + 0.5)
+        history.append(
+            {
+                "date": day,
+                "mrr": mrr,
+                "arr": None if mrr is None else mrr * 12,
+                "customers": _customers(recipe, mrr_dollars=level, sold_cents=sold),
+                "last_30_days": max(0, round(recent / 100)),
+                "total_revenue": max(0, round((sold - refunded) / 100)),
+            }
+        )
+    return history
+
+
+PROVIDER = Provider(
+    name=NAME,
+    default_api_base="https://demo.invalid",
+    auth_headers=lambda key: {},
+    fetch=fetch,
+    compute=compute,
+)
