@@ -9,6 +9,7 @@ from django.http import HttpRequest
 
 from openstartup import readcache
 from openstartup.formats import site_url
+from startups.freshness import freshness_epoch
 from startups.renderers import CamelCaseJSONRenderer
 from startups.selectors import startup_get
 from startups.serializers import StartupDetailSerializer
@@ -27,4 +28,5 @@ def startup_profile_json(*, slug: str, request: HttpRequest) -> bytes | None:
         data = StartupDetailSerializer(startup, context={"request": request}).data
         return CamelCaseJSONRenderer().render(data)
 
-    return _PROFILES.get_or_build((site_url(request), slug), build)
+    # Keyed by the minute too: the verification `status` turns `stale` with time alone.
+    return _PROFILES.get_or_build((site_url(request), slug, freshness_epoch()), build)

@@ -9,16 +9,16 @@ from typing import Literal
 import orjson
 from django.conf import settings
 from django.core.cache import cache
-from django.db.models import F, Prefetch, Q, QuerySet, Window
+from django.db.models import F, OuterRef, Prefetch, Q, QuerySet, Subquery, Window
 from django.db.models.functions import Lower, RowNumber
 from django.db.models.lookups import IsNull
 from django.utils import timezone
 from django.utils.text import slugify
 
 from openstartup import readcache
-from startups.models import Founder, MonthlyRevenue, Social, Startup
+from startups.models import Founder, MonthlyRevenue, Social, Startup, Verification
 
-Sort = Literal["mrr-desc", "mrr-asc", "name-asc", "name-desc"]
+Sort = Literal["mrr-desc", "mrr-asc", "name-asc", "name-desc", "growth-desc"]
 DEFAULT_SORT: Sort = "mrr-desc"
 LIST_CACHE_VERSION = "list-v1"
 # The columns a list item shows: loading only these skips the JSON columns and long texts the
@@ -35,6 +35,7 @@ LIST_COLUMNS = (
     "mrr",
     "arr",
     "on_sale",
+    "growth_30d",
 )
 
 # Rank order: MRR high to low, ties by name then slug; startups without MRR have no rank.
@@ -46,7 +47,18 @@ SORT_ORDERS: dict[str, tuple] = {
     "mrr-asc": (F("mrr").asc(nulls_last=True), Lower("name"), "slug"),
     "name-asc": (IsNull(F("mrr"), True), Lower("name"), "slug"),
     "name-desc": (IsNull(F("mrr"), True), Lower("name").desc(), F("slug").desc()),
+    "growth-desc": (F("growth_30d").desc(nulls_last=True), Lower("name"), "slug"),
 }
+
+
+def with_synced_at(qs: QuerySet[Startup]) -> QuerySet[Startup]:
+    """Each startup's last successful sync as `synced_at` (None: not verified), read per row of
+    the page only (a correlated subquery, not a join over the whole filtered set)."""
+    return qs.annotate(
+        synced_at=Subquery(
+            Verification.objects.filter(startup=OuterRef("pk")).values("verified_at")[:1]
+        )
+    )
 
 
 @dataclass(frozen=True)
@@ -56,6 +68,7 @@ class StartupFilters:
     on_sale: bool | None = None
     min_mrr: int | None = None
     max_mrr: int | None = None
+    verified: bool | None = None
     sort: Sort = DEFAULT_SORT
 
 
@@ -87,6 +100,8 @@ def startup_list(*, filters: StartupFilters) -> QuerySet[Startup]:
         qs = qs.filter(mrr__gte=filters.min_mrr)
     if filters.max_mrr is not None:
         qs = qs.filter(mrr__lte=filters.max_mrr)
+    if filters.verified is not None:
+        qs = qs.filter(verification__isnull=not filters.verified)
     return qs.order_by(*SORT_ORDERS[filters.sort])
 
 
@@ -110,7 +125,7 @@ def _list_rows(ids: list[int]) -> dict[int, Startup]:
     missing = [startup_id for startup_id in ids if startup_id not in rows]
     if missing:
         with readcache.filling():
-            fetched = published_startups().only(*LIST_COLUMNS).in_bulk(missing)
+            fetched = with_synced_at(published_startups().only(*LIST_COLUMNS)).in_bulk(missing)
         rows.update(fetched)
         if token is not None:
             for startup_id, startup in fetched.items():
@@ -142,9 +157,10 @@ def _ranked_page(qs: QuerySet[Startup], *, offset: int, limit: int) -> list[Star
 
 
 def _build_page(qs: QuerySet[Startup], filters: StartupFilters, offset: int, limit: int) -> dict:
-    total = qs.count()
+    total = qs.count()  # before the per-row annotation: the count needs none
     if limit <= 0 or offset >= total:
         return {"total": total, "startups": []}
+    qs = with_synced_at(qs)
     if filters.sort == DEFAULT_SORT:
         # The page is already in rank order: the rank is the position, no window needed.
         startups = list(qs[offset : offset + limit])
@@ -217,7 +233,7 @@ def startup_get(*, slug: str) -> Startup | None:
         return None
     return (
         published_startups()
-        .select_related("verification", "owner")
+        .select_related("verification", "owner", "provider_connection")
         .prefetch_related(
             *_people_and_links(),
             Prefetch("verification__monthly", queryset=MonthlyRevenue.objects.order_by("month")),
@@ -259,7 +275,7 @@ def ai_startup_list(
     Python because slugify has no portable SQL form and the AI set is small and curated.
     `verified` is the owner account's `is_verified`; `has_mrr` drops startups without MRR.
     """
-    qs = ai_enabled_startups().select_related("owner", "verification")
+    qs = ai_enabled_startups().select_related("owner", "verification", "provider_connection")
     if query:
         qs = qs.filter(
             Q(name__icontains=query)
@@ -298,7 +314,7 @@ def ai_startup_get(*, slug: str) -> Startup | None:
         return None
     return (
         ai_enabled_startups()
-        .select_related("owner", "verification")
+        .select_related("owner", "verification", "provider_connection")
         .prefetch_related(
             *_people_and_links(),
         )

@@ -13,7 +13,8 @@ from django.dispatch import receiver
 
 from accounts.models import User
 from openstartup import readcache
-from startups.models import Founder, MonthlyRevenue, Social, Startup, Verification
+from startups.models import Founder, MonthlyRevenue, RevenueSnapshot, Social, Startup, Verification
+from verification.models import ProviderConnection
 
 
 @receiver(post_save, sender=Startup)
@@ -21,6 +22,8 @@ from startups.models import Founder, MonthlyRevenue, Social, Startup, Verificati
 @receiver(post_save, sender=Social)
 @receiver(post_save, sender=Verification)
 @receiver(post_save, sender=MonthlyRevenue)
+@receiver(post_save, sender=RevenueSnapshot)
+@receiver(post_save, sender=ProviderConnection)  # a failed sync changes the shown `status`
 @receiver(post_save, sender=User)  # an owner's verification shows on their startups
 def startup_data_changed(sender: type, update_fields=None, created=False, **kwargs: Any) -> None:
     if sender is User and (created or readcache.saves_only_last_login(update_fields)):
