@@ -237,6 +237,8 @@ def test_a_revoked_key_does_not_stop_the_others_and_keeps_its_figures(fake, monk
     }
     stripe = detail("stripe-co")
     assert stripe["revenue"]["mrr"] == 49 and stripe["verification"]["mrr"] == 49
+    assert stripe["verification"]["status"] == "key_revoked"  # figures kept, not zeroed
+    assert stripe["verification"]["lastSyncedAt"] == "2026-11-15T12:00:00.000Z"
     assert detail("polar-co")["verification"]["mrr"] == 25
 
 
