@@ -5,7 +5,6 @@ figures are kept, never zeroed); otherwise `ok` while the last successful sync i
 VERIFICATION_STALE_HOURS, `stale` after. `last_synced_at` is the last successful sync.
 """
 
-import time
 from datetime import datetime, timedelta
 
 from django.conf import settings
@@ -47,4 +46,4 @@ def methodology_url(request: HttpRequest | None) -> str:
 def freshness_epoch() -> int:
     """A number that changes every minute: rendered copies that show a status are keyed by it,
     so `ok` turns `stale` on time without any write."""
-    return int(time.time() // 60)
+    return int(timezone.now().timestamp() // 60)
