@@ -1,8 +1,10 @@
 """Issue 11 §2 (demo), §4 freshness, §5 history and growth, §6 signed attestations, through
 the HTTP surfaces a consumer uses (REST, /api/ai, MCP tool handlers, JWKS)."""
 
+import html
 import io
 import json
+import re
 from datetime import UTC, datetime, timedelta
 
 import jwt
@@ -354,3 +356,17 @@ def test_the_methodology_is_served_as_html_and_versioned(client):
     assert "<h1>How verified revenue is computed</h1>" in html
     assert "<table>" in html
     assert client.get("/docs/methodology/v9").status_code == 404
+
+
+def test_the_guides_offline_verification_snippet_works(client, tmp_path, monkeypatch, capsys):
+    connection = connect_demo("guide-co")
+    sync(connection, timezone.now())
+    token = client.get("/api/v1/startups/guide-co/attestation").json()["data"]["jws"]
+    (tmp_path / "attestation.jws").write_text(token)
+    (tmp_path / "jwks.json").write_text(client.get("/.well-known/jwks.json").content.decode())
+    guide = client.get("/docs/guide/").content.decode()
+    snippet = html.unescape(re.search(r'<pre id="verify-offline">(.*?)</pre>', guide, re.S)[1])
+    monkeypatch.chdir(tmp_path)
+    exec(compile(snippet, "guide", "exec"), {})  # noqa: S102 - our own published snippet
+    mrr = Verification.objects.get(startup__slug="guide-co").mrr
+    assert capsys.readouterr().out.split()[:3] == ["guide-co", "demo", str(mrr)]
