@@ -82,6 +82,14 @@ def test_a_fresh_demo_seed_serves_no_figure_as_verified_by_a_real_provider(clien
     assert Startup.objects.filter(growth_30d__isnull=False).exists()
 
 
+def test_the_profile_page_says_demo_figures_are_demo_data(client):
+    connection = connect_demo("page-co")
+    sync(connection, timezone.now())
+    page = client.get("/startups/page-co").content.decode()
+    assert "Demo data" in page and "Verified revenue" not in page
+    assert "/docs/methodology/v1" in page
+
+
 def test_the_demo_provider_is_refused_in_production(settings):
     connection = connect_demo("demo-co", mrr=5)
     settings.PRODUCTION = True
