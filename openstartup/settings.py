@@ -276,7 +276,7 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # CORS: a public read API. Every response carries Access-Control-Allow-Origin: *.
 CORS_ALLOW_ALL_ORIGINS = True
-CORS_URLS_REGEX = r"^/(api/|llms\.txt$).*"
+CORS_URLS_REGEX = r"^/(api/|llms\.txt$|\.well-known/jwks\.json$).*"
 CORS_ALLOW_HEADERS = [
     "authorization",
     "content-type",

@@ -347,6 +347,13 @@ def test_jwks_publishes_every_configured_key_and_the_first_signs(client, setting
     assert _verify_with_pyjwt(client, data["jws"])["slug"] == "rotated-co"
 
 
+def test_the_jwks_is_public_cacheable_and_readable_from_any_origin(client):
+    response = client.get("/.well-known/jwks.json", headers={"Origin": "https://else.example"})
+    assert response.status_code == 200
+    assert response["Access-Control-Allow-Origin"] == "*"
+    assert "public" in response["Cache-Control"]
+
+
 def test_without_configured_keys_a_marked_development_key_signs(client, settings):
     settings.ATTESTATION_SIGNING_KEYS = []
     (key,) = client.get("/.well-known/jwks.json").json()["keys"]
