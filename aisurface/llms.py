@@ -58,17 +58,49 @@ ROUTE_DOCS = {
         "List startups",
         "GET",
         "Paginated list, `{data, meta}`. Query: page (from 1), limit (1 to the plan maximum, "
-        "default 10), sort (mrr-desc, mrr-asc, name-asc, name-desc), q (text in name, category, "
-        "description), category (partial match), onSale (true/false), minMrr, maxMrr (USD, "
-        "inclusive). Invalid parameters are never errors.",
+        "default 10), sort (mrr-desc, mrr-asc, name-asc, name-desc, growth-desc), q (text in "
+        "name, category, description), category (partial match), onSale (true/false), minMrr, "
+        "maxMrr (USD, inclusive), verified (true/false). Each item's revenue {mrr, arr, "
+        "verified, lastSyncedAt, growth30d} tells verified figures from self-reported ones. "
+        "Invalid parameters are never errors.",
     ),
     "startup-detail": RouteDoc(
         REST,
         "One startup",
         "GET",
-        "`{data}` with founders, socials, revenue {mrr, arr, currency, verified} and the "
-        "verification object (provider figures and monthly history) when verified. 404 "
-        "`not_found` for an unknown slug.",
+        "`{data}` with founders, socials, revenue {mrr, arr, currency, verified, lastSyncedAt, "
+        "growth30d} and the verification object (provider figures, monthly history, status "
+        "ok|stale|key_revoked|error, lastSyncedAt, methodology) when verified. 404 `not_found` "
+        "for an unknown slug.",
+    ),
+    "startup-history": RouteDoc(
+        REST,
+        "Daily history",
+        "GET",
+        "`{data: [{date, mrr, arr, customers, last30Days}], meta}`: one snapshot per UTC day a "
+        "sync succeeded, filtered by from/to (YYYY-MM-DD, inclusive). One record on Free; 404 as "
+        "the detail.",
+    ),
+    "startup-attestation": RouteDoc(
+        REST,
+        "Signed attestation",
+        "GET",
+        "`{data: {jws, keyId}}`: a compact JWS (EdDSA, Ed25519) over the verified figures, "
+        "verifiable offline with the keys at /.well-known/jwks.json. 404 unless verified; one "
+        "record on Free.",
+    ),
+    "jwks": RouteDoc(
+        DOCS,
+        "Attestation keys (JWKS)",
+        "GET",
+        "The public Ed25519 keys (JWK Set, `kid` per key) that verify attestations.",
+    ),
+    "methodology": RouteDoc(
+        DOCS,
+        "Methodology",
+        "GET",
+        "How every verified figure is computed (versioned: /docs/methodology/v1); each "
+        "verification object links here.",
     ),
     "ai-discovery": RouteDoc(
         AI,
@@ -86,7 +118,8 @@ ROUTE_DOCS = {
         "GET",
         "schema.org-style profile (type `Organization`): industry, categories, founders[] "
         "{name, title, url}, founded_year, technologies, verified and verification_status "
-        "(`owner_verified` or `unverified`), revenue {mrr, arr, currency, verified, source}, "
+        "(`owner_verified` or `unverified`), revenue {mrr, arr, currency, verified, source, "
+        "growth_30d, synced_at, status}, "
         "same_as links, api_url, discovery. 404 `not_found` unless the add-on is live.",
     ),
     "mcp": RouteDoc(

@@ -55,10 +55,14 @@ def output_schema(field: serializers.Field) -> dict:
         }
     elif isinstance(field, serializers.ChoiceField):
         schema = {"type": "string", "enum": list(field.choices)}
+        if field.allow_null:
+            schema["enum"].append(None)
     elif isinstance(field, serializers.BooleanField):
         schema = {"type": "boolean"}
     elif isinstance(field, serializers.IntegerField):
         schema = {"type": "integer"}
+    elif isinstance(field, serializers.FloatField):
+        schema = {"type": "number"}
     else:  # text and timestamps
         schema = {"type": "string"}
     if field.allow_null:

@@ -48,10 +48,19 @@ from apikeys.models import ApiKey, Subscription
 from openstartup.formats import site_url
 from openstartup.models import Generation
 from startups import selectors
-from startups.models import Founder, MonthlyRevenue, Social, Startup, Verification
+from startups.freshness import freshness_epoch
+from startups.models import (
+    Founder,
+    MonthlyRevenue,
+    RevenueSnapshot,
+    Social,
+    Startup,
+    Verification,
+)
 from startups.renderers import CamelCaseJSONRenderer, JSONRenderer
 from startups.selectors import StartupFilters, StartupPage, startup_get
 from startups.serializers import StartupDetailSerializer
+from verification.models import ProviderConnection
 
 Kind = Literal["auth", "data"]
 KINDS: tuple[Kind, ...] = ("auth", "data")
@@ -228,6 +237,9 @@ def flush_auth(sender: type, update_fields=None, created=False, **kwargs: Any) -
 @receiver(post_save, sender=Social, dispatch_uid="readcache-flush-data-social")
 @receiver(post_save, sender=Verification, dispatch_uid="readcache-flush-data-verification")
 @receiver(post_save, sender=MonthlyRevenue, dispatch_uid="readcache-flush-data-revenue")
+@receiver(post_save, sender=RevenueSnapshot, dispatch_uid="readcache-flush-data-snapshot")
+# A failed sync saves its connection: the `status` every surface shows changes.
+@receiver(post_save, sender=ProviderConnection, dispatch_uid="readcache-flush-data-connection")
 @receiver(post_save, sender=User, dispatch_uid="readcache-flush-data-user")
 def flush_data(sender: type, update_fields=None, created=False, **kwargs: Any) -> None:
     """Writes that change what the startups' surfaces show (an owner's verification shows on
@@ -265,7 +277,8 @@ def startup_profile_json(*, slug: str, request: HttpRequest) -> bytes | None:
         data = StartupDetailSerializer(startup, context={"request": request}).data
         return CamelCaseJSONRenderer().render(data)
 
-    return PROFILES.get_or_build((site_url(request), slug), build)
+    # Keyed by the minute too: the verification `status` turns `stale` with time alone.
+    return PROFILES.get_or_build((site_url(request), slug, freshness_epoch()), build)
 
 
 # List pages: the expensive parts (exact total, which startups are on the page, their ranks)

@@ -307,7 +307,7 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # CORS: a public read API. Every response carries Access-Control-Allow-Origin: *.
 CORS_ALLOW_ALL_ORIGINS = True
-CORS_URLS_REGEX = r"^/(api/|llms\.txt$).*"
+CORS_URLS_REGEX = r"^/(api/|llms\.txt$|\.well-known/jwks\.json$).*"
 CORS_ALLOW_HEADERS = [
     "authorization",
     "content-type",
@@ -380,6 +380,20 @@ LOGGING = {
     },
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
 }
+
+# Attestations (GET /api/v1/startups/{slug}/attestation) are signed with the first of these
+# base64url Ed25519 private keys; all are published at /.well-known/jwks.json (rotation: prepend
+# a new key, drop the old one once its attestations no longer matter). Unset: a public
+# development key, refused in production.
+ATTESTATION_SIGNING_KEYS = env_list("ATTESTATION_SIGNING_KEYS", [])
+if PRODUCTION and not ATTESTATION_SIGNING_KEYS:
+    raise ImproperlyConfigured(
+        "DJANGO_ENV=production needs ATTESTATION_SIGNING_KEYS (the development signing key is "
+        "public)."
+    )
+
+# A verified figure is `stale` when its last successful sync is older than this (refresh: hourly).
+VERIFICATION_STALE_HOURS = env_int("VERIFICATION_STALE_HOURS", 6)
 
 # Verified revenue (verification app). Provider keys are encrypted at rest with Fernet: the first
 # key encrypts, every key decrypts (rotation: prepend a new key, run `rotate_provider_keys`, then

@@ -23,6 +23,18 @@ urlpatterns = [
     path("healthz", health.healthz, name="healthz"),
     path("readyz", health.readyz, name="readyz"),
     re_path(r"^api/v1/startups/?$", startup_views.StartupListView.as_view(), name="startup-list"),
+    # Before the detail: its <anytext:> would take "slug/history" as a slug. Slugs have no "/".
+    path(
+        "api/v1/startups/<str:slug>/history",
+        startup_views.StartupHistoryView.as_view(),
+        name="startup-history",
+    ),
+    path(
+        "api/v1/startups/<str:slug>/attestation",
+        startup_views.StartupAttestationView.as_view(),
+        name="startup-attestation",
+    ),
+    path(".well-known/jwks.json", startup_views.jwks_view, name="jwks"),
     # <anytext:> so that any slug text, slashes and newlines included, reaches the view.
     path(
         "api/v1/startups/<anytext:slug>",
@@ -57,6 +69,11 @@ urlpatterns = [
             template_name="docs/guide.html", extra_context={"free": FREE, "pro": PRO}
         ),
         name="api-guide",
+    ),
+    path(
+        "docs/methodology/<str:version>",
+        startup_views.methodology_page,
+        name="methodology",
     ),
     path("admin/", admin.site.urls),
     path("", include("apikeys.urls")),

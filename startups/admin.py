@@ -4,7 +4,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from openstartup import readcache
-from startups.models import Founder, MonthlyRevenue, Social, Startup, Verification
+from startups.models import Founder, MonthlyRevenue, RevenueSnapshot, Social, Startup, Verification
 from verification.selectors import startup_revenue_is_locked
 
 HEADLINE_REVENUE = ("mrr", "arr", "currency")
@@ -72,6 +72,22 @@ class VerificationAdmin(admin.ModelAdmin):
     list_filter = ("provider", "level")
     search_fields = ("startup__name", "startup__slug")
     inlines = [MonthlyRevenueInline]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+
+@admin.register(RevenueSnapshot)
+class RevenueSnapshotAdmin(admin.ModelAdmin):
+    """Daily history is written by the sync only; earlier days are never rewritten."""
+
+    list_display = ("startup", "date", "provider", "mrr", "customers", "last_30_days")
+    list_filter = ("provider",)
+    search_fields = ("startup__name", "startup__slug")
+    date_hierarchy = "date"
 
     def has_add_permission(self, request) -> bool:
         return False

@@ -388,17 +388,18 @@ DEMO_MODELS = (
 def seed_demo(count: int, *, now: datetime | None = None) -> int:
     """Replace the demo startups with a fresh deterministic set of `count`; returns the count.
 
-    Startups, people and links are written in one transaction; then every verified one is
-    synced from the demo provider (each sync commits on its own, as in production)."""
+    Startups, people and links are written, then every verified one is synced from the demo
+    provider through `revenue_sync`, all in one transaction."""
     now = now or timezone.now()
     rows = build_demo(count, today=now.astimezone(UTC).date())
-    with transaction.atomic():
+    with transaction.atomic():  # one commit: readers see the old set or the new one
         loaded = _load(rows, now=now)
-    for connection in ProviderConnection.objects.filter(
-        provider=demo_provider.NAME, startup__slug__in=[slug for slug, _ in rows.connections]
-    ).select_related("startup"):
-        revenue_sync(connection=connection, now=now)
-    readcache.bump("data")  # bulk inserts send no model signals
+        connections = ProviderConnection.objects.filter(
+            provider=demo_provider.NAME, startup__slug__in=[slug for slug, _ in rows.connections]
+        ).select_related("startup")
+        for connection in connections:
+            revenue_sync(connection=connection, now=now)
+        readcache.bump("data")  # bulk inserts send no model signals
     return loaded
 
 

@@ -4,15 +4,15 @@ from dataclasses import dataclass
 from itertools import islice
 from typing import Literal
 
-from django.db.models import F, Prefetch, Q, QuerySet, Window
+from django.db.models import F, OuterRef, Prefetch, Q, QuerySet, Subquery, Window
 from django.db.models.functions import Lower, RowNumber
 from django.db.models.lookups import IsNull
 from django.utils import timezone
 from django.utils.text import slugify
 
-from startups.models import Founder, MonthlyRevenue, Social, Startup
+from startups.models import Founder, MonthlyRevenue, Social, Startup, Verification
 
-Sort = Literal["mrr-desc", "mrr-asc", "name-asc", "name-desc"]
+Sort = Literal["mrr-desc", "mrr-asc", "name-asc", "name-desc", "growth-desc"]
 DEFAULT_SORT: Sort = "mrr-desc"
 # The columns a list item shows: loading only these skips the JSON columns and long texts the
 # list never needs (decoding them is most of the ORM's cost per row).
@@ -28,6 +28,7 @@ LIST_COLUMNS = (
     "mrr",
     "arr",
     "on_sale",
+    "growth_30d",
 )
 
 # Rank order: MRR high to low, ties by name then slug; startups without MRR have no rank.
@@ -39,7 +40,18 @@ SORT_ORDERS: dict[str, tuple] = {
     "mrr-asc": (F("mrr").asc(nulls_last=True), Lower("name"), "slug"),
     "name-asc": (IsNull(F("mrr"), True), Lower("name"), "slug"),
     "name-desc": (IsNull(F("mrr"), True), Lower("name").desc(), F("slug").desc()),
+    "growth-desc": (F("growth_30d").desc(nulls_last=True), Lower("name"), "slug"),
 }
+
+
+def with_synced_at(qs: QuerySet[Startup]) -> QuerySet[Startup]:
+    """Each startup's last successful sync as `synced_at` (None: not verified), read per row of
+    the page only (a correlated subquery, not a join over the whole filtered set)."""
+    return qs.annotate(
+        synced_at=Subquery(
+            Verification.objects.filter(startup=OuterRef("pk")).values("verified_at")[:1]
+        )
+    )
 
 
 @dataclass(frozen=True)
@@ -49,6 +61,7 @@ class StartupFilters:
     on_sale: bool | None = None
     min_mrr: int | None = None
     max_mrr: int | None = None
+    verified: bool | None = None
     sort: Sort = DEFAULT_SORT
 
 
@@ -82,12 +95,14 @@ def startup_list(*, filters: StartupFilters) -> QuerySet[Startup]:
         qs = qs.filter(mrr__gte=filters.min_mrr)
     if filters.max_mrr is not None:
         qs = qs.filter(mrr__lte=filters.max_mrr)
+    if filters.verified is not None:
+        qs = qs.filter(verification__isnull=not filters.verified)
     return qs.order_by(*SORT_ORDERS[filters.sort])
 
 
 def list_rows(ids: list[int], *, db: str | None = None) -> dict[int, Startup]:
     """The published startups among `ids`, list columns only, by id (one query)."""
-    return published_startups(db=db).only(*LIST_COLUMNS).in_bulk(ids)
+    return with_synced_at(published_startups(db=db).only(*LIST_COLUMNS)).in_bulk(ids)
 
 
 def _ranked_page(qs: QuerySet[Startup], *, offset: int, limit: int) -> list[Startup]:
@@ -120,9 +135,10 @@ def startup_page(
     filtered set; None without MRR), and the filtered set's exact total. The read cache keeps
     pages (openstartup/readcache.py); this is the plain query."""
     qs = startup_list(filters=filters).only(*LIST_COLUMNS).using(db)
-    total = qs.count()
+    total = qs.count()  # before the per-row annotation: the count needs none
     if limit <= 0 or offset >= total:
         return StartupPage(startups=[], total=total)
+    qs = with_synced_at(qs)
     if filters.sort == DEFAULT_SORT:
         # The page is already in rank order: the rank is the position, no window needed.
         startups = list(qs[offset : offset + limit])
@@ -156,7 +172,7 @@ def startup_get(*, slug: str, db: str | None = None) -> Startup | None:
         return None
     return (
         published_startups(db=db)
-        .select_related("verification", "owner")
+        .select_related("verification", "owner", "provider_connection")
         .prefetch_related(
             *_people_and_links(),
             Prefetch("verification__monthly", queryset=MonthlyRevenue.objects.order_by("month")),
@@ -199,7 +215,7 @@ def ai_startup_list(
     Python because slugify has no portable SQL form and the AI set is small and curated.
     `verified` is the owner account's `is_verified`; `has_mrr` drops startups without MRR.
     """
-    qs = ai_enabled_startups(db=db).select_related("owner", "verification")
+    qs = ai_enabled_startups(db=db).select_related("owner", "verification", "provider_connection")
     if query:
         qs = qs.filter(
             Q(name__icontains=query)
@@ -238,7 +254,7 @@ def ai_startup_get(*, slug: str, db: str | None = None) -> Startup | None:
         return None
     return (
         ai_enabled_startups(db=db)
-        .select_related("owner", "verification")
+        .select_related("owner", "verification", "provider_connection")
         .prefetch_related(
             *_people_and_links(),
         )

@@ -9,15 +9,20 @@ API response the test suite gets is validated against the generated document.
 """
 
 import math
+import re
+from datetime import UTC, date, datetime
 from typing import Any
 
 from django.conf import settings
 from django.http import HttpRequest
 from django.urls import reverse
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 from rest_framework import serializers
 
 from openstartup.formats import iso_month, iso_timestamp, site_url
 from quota.plans import FREE, PRO
+from startups.freshness import STATUSES, last_synced_at, methodology_url, verification_status
 from startups.models import Startup, Verification
 from startups.selectors import DEFAULT_SORT, SORT_ORDERS, StartupFilters
 
@@ -118,7 +123,8 @@ class StartupFilterSerializer(serializers.Serializer):
         choices=list(SORT_ORDERS),
         required=False,
         openapi={"default": DEFAULT_SORT},
-        help_text="Order. Startups without MRR sort last; an unknown value means the default.",
+        help_text="Order. Startups without MRR sort last (`growth-desc`: without `growth30d`); "
+        "an unknown value means the default.",
     )
     q = LenientText(
         required=False,
@@ -152,6 +158,13 @@ class StartupFilterSerializer(serializers.Serializer):
         "ignored).",
     )
 
+    verified = LenientBoolean(
+        required=False,
+        help_text="`true`: only startups whose figures come from a connected payment provider "
+        "(`revenue.verified`); `false`: only self-reported or public figures; omitted or any "
+        "other value: all.",
+    )
+
     def filters(self) -> StartupFilters:
         data = self.validated_data
         return StartupFilters(
@@ -160,6 +173,7 @@ class StartupFilterSerializer(serializers.Serializer):
             on_sale=data.get("on_sale"),
             min_mrr=data.get("min_mrr"),
             max_mrr=data.get("max_mrr"),
+            verified=data.get("verified"),
             sort=data.get("sort") or DEFAULT_SORT,
         )
 
@@ -187,6 +201,31 @@ def headline_revenue(startup: Startup) -> dict:
         "arr": startup.arr,
         "currency": startup.currency,
         "verified": verification_of(startup) is not None,
+        "growth_30d": growth_30d(startup),
+    }
+
+
+def growth_30d(startup: Startup) -> float | None:
+    """The stored 30-day MRR growth; None once the startup has no MRR (disconnected)."""
+    return None if startup.mrr is None else startup.growth_30d
+
+
+def _synced_at(value: datetime | str | None) -> str | None:
+    """The list's `synced_at` annotation (a raw SQL path may hand SQLite's text form back)."""
+    if isinstance(value, str):
+        value = parse_datetime(value)
+        if value is not None and timezone.is_naive(value):
+            value = timezone.make_aware(value, UTC)
+    return iso_timestamp(value)
+
+
+def freshness(startup: Startup, request: HttpRequest | None) -> dict:
+    """status, last_synced_at and methodology of a verified startup (None each otherwise)."""
+    verification = verification_of(startup)
+    return {
+        "status": verification_status(startup),
+        "last_synced_at": iso_timestamp(last_synced_at(verification)),
+        "methodology": methodology_url(request) if verification is not None else None,
     }
 
 
@@ -208,6 +247,19 @@ def _timestamp(**kwargs: Any) -> serializers.DateTimeField:
 class ListRevenueSerializer(serializers.Serializer):
     mrr = _whole(null=True, help_text="MRR in USD.")
     arr = _whole(null=True, help_text="ARR in USD.")
+    verified = serializers.BooleanField(
+        help_text="True when the numbers come from a connected payment provider (see "
+        "`verification.provider` on the detail; `demo` marks the demo dataset); false when "
+        "self-reported or from public sources."
+    )
+    last_synced_at = _timestamp(
+        null=True, help_text="Last successful sync from the provider; null when not verified."
+    )
+    growth_30d = serializers.FloatField(
+        allow_null=True,
+        help_text="MRR change against the daily snapshot 30 days earlier, as a ratio (0.12 = "
+        "+12%); null without a snapshot that old or without MRR.",
+    )
 
 
 class StartupListSerializer(serializers.Serializer):
@@ -227,6 +279,10 @@ class StartupListSerializer(serializers.Serializer):
     )
 
     def to_representation(self, startup: Startup) -> dict:
+        # The list's rows carry `synced_at` (selectors.with_synced_at); others read the relation.
+        synced = getattr(startup, "synced_at", None)
+        if not hasattr(startup, "synced_at"):
+            synced = last_synced_at(verification_of(startup))
         return {
             "name": startup.name,
             "slug": startup.slug,
@@ -235,7 +291,13 @@ class StartupListSerializer(serializers.Serializer):
             "website": startup.website,
             "category": startup.category,
             "founder_name": startup.founder_name,
-            "revenue": {"mrr": startup.mrr, "arr": startup.arr},
+            "revenue": {
+                "mrr": startup.mrr,
+                "arr": startup.arr,
+                "verified": synced is not None,
+                "last_synced_at": _synced_at(synced),
+                "growth_30d": growth_30d(startup),
+            },
             "on_sale": startup.on_sale,
             "rank": getattr(startup, "rank", None),
         }
@@ -260,10 +322,19 @@ class VerificationSerializer(serializers.Serializer):
     customers = _whole()
     history_months = _whole(help_text="Months of history (rows in `monthly`).")
     monthly = MonthlyRevenueSerializer(many=True)
+    status = serializers.ChoiceField(
+        choices=STATUSES,
+        help_text="`ok`: synced within VERIFICATION_STALE_HOURS (6 by default); `stale`: the last "
+        "successful sync is older; `key_revoked`: the provider refused the key; `error`: the last "
+        "sync failed. The figures are the last good ones, never zeroed.",
+    )
+    last_synced_at = _timestamp(help_text="Last successful sync from the provider.")
+    methodology = _text(help_text="Absolute URL of the published, versioned methodology.")
 
     def to_representation(self, verification: Verification) -> dict:
         monthly = list(verification.monthly.all())
         return {
+            **freshness(verification.startup, self.context.get("request")),
             "provider": verification.provider,
             "level": verification.level,
             "verified_at": iso_timestamp(verification.verified_at),
@@ -353,9 +424,14 @@ class StartupDetailSerializer(serializers.Serializer):
             "socials": [
                 {"platform": social.platform, "url": social.url} for social in startup.socials.all()
             ],
-            "revenue": headline_revenue(startup),
+            "revenue": {
+                **headline_revenue(startup),
+                "last_synced_at": iso_timestamp(last_synced_at(verification)),
+            },
             "verification": (
-                VerificationSerializer(verification).data if verification is not None else None
+                VerificationSerializer(verification, context=self.context).data
+                if verification is not None
+                else None
             ),
             "on_sale": startup.on_sale,
             "asking_price": startup.asking_price,
@@ -395,6 +471,89 @@ class StartupEnvelopeSerializer(serializers.Serializer):
     """GET /api/v1/startups/{slug}: `{data}` (declared for the OpenAPI document)."""
 
     data = StartupDetailSerializer()
+
+
+class LenientDate(LenientField):
+    openapi = {"type": "string", "format": "date"}
+
+    def parse(self, raw: str) -> date | None:
+        if not re.fullmatch(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", raw):
+            return None
+        return date.fromisoformat(raw)
+
+
+class HistoryFilterSerializer(serializers.Serializer):
+    """Query parameters of GET /api/v1/startups/{slug}/history; invalid dates are ignored."""
+
+    # `from` is a Python keyword: declared under its wire name below.
+    to = LenientDate(
+        required=False,
+        help_text="Last UTC date to include (YYYY-MM-DD, inclusive); anything else: no bound.",
+    )
+
+    def get_fields(self) -> dict:
+        fields = super().get_fields()
+        fields["from"] = LenientDate(
+            required=False,
+            help_text="First UTC date to include (YYYY-MM-DD, inclusive); anything else: no bound.",
+        )
+        return fields
+
+    def bounds(self) -> tuple[date | None, date | None]:
+        return self.validated_data.get("from"), self.validated_data.get("to")
+
+
+class SnapshotSerializer(serializers.Serializer):
+    date = serializers.DateField(help_text="UTC date of the last successful sync that day.")
+    mrr = _whole(null=True)
+    arr = _whole(null=True)
+    customers = _whole()
+    last_30_days = _whole()
+
+    def to_representation(self, snapshot) -> dict:
+        return {
+            "date": snapshot.date.isoformat(),
+            "mrr": snapshot.mrr,
+            "arr": snapshot.arr,
+            "customers": snapshot.customers,
+            "last_30_days": snapshot.last_30_days,
+        }
+
+
+class HistoryMetaSerializer(serializers.Serializer):
+    slug = _text()
+    count = _whole(help_text="Snapshots in `data`.")
+    to = serializers.DateField(allow_null=True, help_text="The `to` bound applied (null: none).")
+    plan = serializers.ChoiceField(choices=[FREE.name, PRO.name])
+    max_limit = _whole()
+    quota = QuotaMetaSerializer(required=False, help_text="Free plan only.")
+
+    def get_fields(self) -> dict:
+        fields = super().get_fields()
+        fields["from"] = serializers.DateField(
+            allow_null=True, help_text="The `from` bound applied (null: none)."
+        )
+        return fields
+
+
+class HistoryPageSerializer(serializers.Serializer):
+    """GET /api/v1/startups/{slug}/history: daily snapshots, oldest first."""
+
+    data = SnapshotSerializer(many=True)
+    meta = HistoryMetaSerializer()
+
+
+class AttestationSerializer(serializers.Serializer):
+    jws = _text(
+        help_text="Compact JWS (RFC 7515), EdDSA/Ed25519 (RFC 8037). Payload: `slug`, every field "
+        "of the detail's `verification` object (camelCase, monthly rows included) and "
+        "`issuedAt`. Verify against /.well-known/jwks.json."
+    )
+    key_id = _text(help_text="`kid` of the signing key in /.well-known/jwks.json.")
+
+
+class AttestationEnvelopeSerializer(serializers.Serializer):
+    data = AttestationSerializer()
 
 
 class AiDiscoveryFilterSerializer(serializers.Serializer):
@@ -458,6 +617,41 @@ def revenue_source(startup: Startup) -> str:
     return SELF_REPORTED if startup.owner_id is not None else PUBLIC_SOURCES
 
 
+class AiRevenueSerializer(serializers.Serializer):
+    mrr = _whole(null=True)
+    arr = _whole(null=True)
+    currency = _text()
+    verified = serializers.BooleanField()
+    source = _text(
+        help_text=f"The payment provider (`demo` for the demo dataset), `{SELF_REPORTED}` or "
+        f"`{PUBLIC_SOURCES}` (unclaimed)."
+    )
+    growth_30d = serializers.FloatField(
+        allow_null=True,
+        help_text="MRR change against the daily snapshot 30 days earlier, as a ratio; null "
+        "without a snapshot that old.",
+    )
+    synced_at = _timestamp(
+        null=True, help_text="Last successful sync from the provider; null when not verified."
+    )
+    status = serializers.ChoiceField(
+        choices=STATUSES,
+        allow_null=True,
+        help_text="Freshness of verified figures: ok, stale (older than "
+        "VERIFICATION_STALE_HOURS), key_revoked or error; null when not verified.",
+    )
+
+
+def ai_revenue(startup: Startup) -> dict:
+    """The AI surfaces' revenue: headline figures, their source and freshness."""
+    return {
+        **headline_revenue(startup),
+        "source": revenue_source(startup),
+        "synced_at": iso_timestamp(last_synced_at(verification_of(startup))),
+        "status": verification_status(startup),
+    }
+
+
 class AiDiscoveryEntrySerializer(serializers.Serializer):
     """One entry of the AI discovery index."""
 
@@ -488,13 +682,13 @@ class AiMatchSerializer(AiDiscoveryEntrySerializer):
     """A compact MCP search match: the discovery entry plus industry and headline revenue."""
 
     industry = _text(null=True)
-    revenue = DetailRevenueSerializer()
+    revenue = AiRevenueSerializer()
 
     def to_representation(self, startup: Startup) -> dict:
         return {
             **super().to_representation(startup),
             "industry": startup.industry,
-            "revenue": headline_revenue(startup),
+            "revenue": ai_revenue(startup),
         }
 
 
@@ -511,16 +705,6 @@ class AiFounderSerializer(serializers.Serializer):
     name = _text()
     title = _text(null=True)
     url = _text(null=True)
-
-
-class AiRevenueSerializer(serializers.Serializer):
-    mrr = _whole(null=True)
-    arr = _whole(null=True)
-    currency = _text()
-    verified = serializers.BooleanField()
-    source = _text(
-        help_text=f"The payment provider, `{SELF_REPORTED}` or `{PUBLIC_SOURCES}` (unclaimed)."
-    )
 
 
 class AiProfileSerializer(serializers.Serializer):
@@ -570,7 +754,7 @@ class AiProfileSerializer(serializers.Serializer):
             "technologies": list(startup.technologies or []),
             "verified": is_owner_verified,
             "verification_status": OWNER_VERIFIED if is_owner_verified else UNVERIFIED,
-            "revenue": {**headline_revenue(startup), "source": revenue_source(startup)},
+            "revenue": ai_revenue(startup),
             "updated_at": iso_timestamp(startup.updated_at),
             "source": settings.SERVICE_NAME,
             "service_profile": profile_url(startup, request),

@@ -1,6 +1,8 @@
 import orjson
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
+from django.utils import timezone
+from django.views.decorators.cache import cache_control
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -14,15 +16,24 @@ from quota.callers import request_caller
 from quota.headers import QuotaHeadersMixin, quota_meta, request_status
 from quota.plans import apply_limit, remaining_notice
 from quota.services import quota_reservation
+from startups.attestation import attestation_payload, attestation_sign, jwks
+from startups.freshness import METHODOLOGY_VERSION
+from startups.history import revenue_history
+from startups.methodology import methodology_html
 from startups.renderers import CamelCaseJSONRenderer
 from startups.selectors import startup_get
 from startups.serializers import (
+    AttestationEnvelopeSerializer,
+    HistoryFilterSerializer,
+    HistoryPageSerializer,
+    SnapshotSerializer,
     StartupDetailSerializer,
     StartupEnvelopeSerializer,
     StartupFilterSerializer,
     StartupListSerializer,
     StartupPageSerializer,
     profile_url,
+    verification_of,
 )
 
 _LIST_EXAMPLE = {
@@ -35,7 +46,13 @@ _LIST_EXAMPLE = {
             "website": "https://acme.example",
             "category": "Analytics",
             "founder_name": "Ada Example",
-            "revenue": {"mrr": 4200, "arr": 50400},
+            "revenue": {
+                "mrr": 4200,
+                "arr": 50400,
+                "verified": True,
+                "last_synced_at": "2026-11-01T00:00:00.000Z",
+                "growth_30d": 0.12,
+            },
             "on_sale": False,
             "rank": 1,
         }
@@ -72,8 +89,18 @@ _DETAIL_EXAMPLE = {
         ],
         "technologies": ["Django", "PostgreSQL"],
         "socials": [{"platform": "x", "url": "https://x.com/acme"}],
-        "revenue": {"mrr": 4200, "arr": 50400, "currency": "USD", "verified": True},
+        "revenue": {
+            "mrr": 4200,
+            "arr": 50400,
+            "currency": "USD",
+            "verified": True,
+            "last_synced_at": "2026-11-01T00:00:00.000Z",
+            "growth_30d": 0.12,
+        },
         "verification": {
+            "status": "ok",
+            "last_synced_at": "2026-11-01T00:00:00.000Z",
+            "methodology": "https://openstartup.example/docs/methodology/v1",
             "provider": "stripe",
             "level": "verified",
             "verified_at": "2026-11-01T00:00:00.000Z",
@@ -172,6 +199,88 @@ class StartupDetailView(QuotaHeadersMixin, APIView):
             reservation.use(1)
         # The profile is already rendered JSON (camelCase): embedded as is.
         return Response({"data": orjson.Fragment(profile)})
+
+
+_SLUG = OpenApiParameter("slug", str, OpenApiParameter.PATH, description="The startup's slug.")
+
+
+class StartupHistoryView(QuotaHeadersMixin, APIView):
+    renderer_classes = [CamelCaseJSONRenderer]
+
+    @extend_schema(
+        operation_id="getStartupHistory",
+        summary="Daily history of verified figures",
+        description="One snapshot per UTC day on which a sync succeeded (the last sync of the "
+        "day wins; earlier days are never rewritten), oldest first, between `from` and `to` "
+        "inclusive. Self-reported startups have none. One call counts as one record against "
+        "the Free monthly allowance; a 404 (as for the detail) costs nothing.",
+        tags=[REST_TAG],
+        parameters=[_SLUG, HistoryFilterSerializer, *REST_RESPONSE_HEADERS, RETRY_AFTER],
+        responses={200: HistoryPageSerializer, **error_responses(400, 401, 404, 405, 429, 500)},
+    )
+    def get(self, request: Request, slug: str) -> Response:
+        startup = startup_get(slug=slug)
+        if startup is None:
+            raise NotFound(f"No startup with slug '{slug}'")
+        params = HistoryFilterSerializer(data=request.query_params)
+        params.is_valid()
+        start, end = params.bounds()
+        with quota_reservation(caller=request_caller(request), wanted=1) as reservation:
+            snapshots = list(revenue_history(startup=startup, start=start, end=end))
+            reservation.use(1)
+        meta = {
+            "slug": startup.slug,
+            "count": len(snapshots),
+            "from": start.isoformat() if start else None,
+            "to": end.isoformat() if end else None,
+            **quota_meta(request_status(request, refresh=True)),
+        }
+        return Response({"data": SnapshotSerializer(snapshots, many=True).data, "meta": meta})
+
+
+class StartupAttestationView(QuotaHeadersMixin, APIView):
+    renderer_classes = [CamelCaseJSONRenderer]
+
+    @extend_schema(
+        operation_id="getStartupAttestation",
+        summary="Signed attestation of verified figures",
+        description="A compact JWS (EdDSA, Ed25519) over the startup's verified figures, "
+        "verifiable offline against `/.well-known/jwks.json`. Only for startups with verified "
+        "figures (404 `not_found` otherwise, costing nothing); one record against the Free "
+        "monthly allowance.",
+        tags=[REST_TAG],
+        parameters=[_SLUG, *REST_RESPONSE_HEADERS, RETRY_AFTER],
+        responses={
+            200: AttestationEnvelopeSerializer,
+            **error_responses(400, 401, 404, 405, 429, 500),
+        },
+    )
+    def get(self, request: Request, slug: str) -> Response:
+        startup = startup_get(slug=slug)
+        if startup is None or verification_of(startup) is None:
+            raise NotFound(f"No verified startup with slug '{slug}'")
+        with quota_reservation(caller=request_caller(request), wanted=1) as reservation:
+            payload = attestation_payload(startup, request=request, now=timezone.now())
+            token, kid = attestation_sign(payload)
+            reservation.use(1)
+        return Response({"data": {"jws": token, "key_id": kid}})
+
+
+@cache_control(public=True, max_age=300)
+def jwks_view(request: HttpRequest) -> HttpResponse:
+    """The attestation public keys (JWK Set); no key needed."""
+    return JsonResponse(jwks(), content_type="application/jwk-set+json")
+
+
+def methodology_page(request: HttpRequest, version: str) -> HttpResponse:
+    """The published methodology (docs/methodology.md rendered to HTML); v1 is the only one."""
+    if version != METHODOLOGY_VERSION:
+        raise Http404("No such methodology version")
+    return render(
+        request,
+        "docs/methodology.html",
+        {"body": methodology_html(), "version": version},
+    )
 
 
 def profile_page(request: HttpRequest, slug: str) -> HttpResponse:

@@ -40,7 +40,9 @@ def _operations() -> list[Operation]:
         regex = re.sub(r"\\\{(\w+)\\\}", r"(?P<\1>(?s:.+))", re.escape(template))
         # Routes serve the canonical path and the same path with a trailing slash.
         operations.append(Operation(template, re.compile(f"{regex}/?"), item))
-    return operations
+    # Most specific first: /startups/{slug}/history before /startups/{slug} (whose slug may
+    # hold any text).
+    return sorted(operations, key=lambda operation: -len(operation.template))
 
 
 @functools.cache

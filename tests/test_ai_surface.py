@@ -249,6 +249,9 @@ def test_profile_has_every_spec_field(client, settings):
         "currency": "USD",
         "verified": True,
         "source": "stripe",
+        "growth_30d": None,
+        "synced_at": "2026-11-01T12:30:15.123Z",
+        "status": "stale",  # the factory's sync is far older than VERIFICATION_STALE_HOURS
     }
     assert TIMESTAMP.match(profile["updated_at"])
     assert profile["source"] == settings.SERVICE_NAME

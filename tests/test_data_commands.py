@@ -7,7 +7,7 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
-from startups.models import Founder, MonthlyRevenue, Startup, Verification
+from startups.models import Founder, MonthlyRevenue, RevenueSnapshot, Startup, Verification
 from startups.selectors import ai_enabled_startups
 from tests.factories import make_startup, make_verification
 
@@ -86,7 +86,14 @@ def test_import_creates_and_updates_by_slug(tmp_path, client):
     assert "1 created, 1 updated" in out.getvalue()
     data = client.get("/api/v1/startups/acme").json()["data"]
     assert data["name"] == "Acme"
-    assert data["revenue"] == {"mrr": 4200, "arr": 50400, "currency": "USD", "verified": False}
+    assert data["revenue"] == {
+        "mrr": 4200,
+        "arr": 50400,
+        "currency": "USD",
+        "verified": False,
+        "lastSyncedAt": None,
+        "growth30d": None,
+    }
     assert data["founders"][0]["name"] == "Ada"
     assert data["askingPrice"] == 100000
     assert Startup.objects.get(slug="brand-new-co").mrr is None
@@ -156,3 +163,31 @@ def test_a_reseed_over_existing_rows_keeps_every_index_and_foreign_key():
     assert _schema_objects() == before
     assert Startup.objects.filter(slug="kept-apart").exists()  # not a demo slug: untouched
     assert Startup.objects.count() == 61
+
+
+def _demo_state() -> list[tuple]:
+    return list(
+        Startup.objects.order_by("slug").values_list(
+            "slug",
+            "mrr",
+            "growth_30d",
+            "verification__provider",
+            "verification__total_revenue",
+            "verification__customers",
+            "provider_connection__status",
+        )
+    )
+
+
+def test_the_bench_bulk_loader_writes_what_seed_demo_syncs():
+    """bench/seed.py (COPY, bench only) must load the very figures the demo sync path writes."""
+    from bench.seed import seed
+
+    call_command("seed_demo", count=60, stdout=StringIO())
+    synced = _demo_state()
+    snapshots = RevenueSnapshot.objects.count()
+    months = MonthlyRevenue.objects.count()
+    assert seed(60) == 60
+    assert _demo_state() == synced
+    assert RevenueSnapshot.objects.count() == snapshots
+    assert MonthlyRevenue.objects.count() == months

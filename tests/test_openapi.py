@@ -63,6 +63,8 @@ def test_the_document_is_valid_openapi_3_1(document):
     assert set(document["paths"]) == {
         "/api/v1/startups",
         "/api/v1/startups/{slug}",
+        "/api/v1/startups/{slug}/history",
+        "/api/v1/startups/{slug}/attestation",
         "/api/ai/discovery",
         "/api/ai/startups/{slug}",
     }
@@ -101,6 +103,7 @@ def test_list_parameters_carry_the_spec_defaults_and_ranges(document):
         "onSale",
         "minMrr",
         "maxMrr",
+        "verified",
     }
     assert parameters["page"]["default"] == 1
     assert parameters["limit"] == {
@@ -109,7 +112,13 @@ def test_list_parameters_carry_the_spec_defaults_and_ranges(document):
         "minimum": 1,
         "maximum": 50,
     }
-    assert parameters["sort"]["enum"] == ["mrr-desc", "mrr-asc", "name-asc", "name-desc"]
+    assert parameters["sort"]["enum"] == [
+        "mrr-desc",
+        "mrr-asc",
+        "name-asc",
+        "name-desc",
+        "growth-desc",
+    ]
     assert parameters["sort"]["default"] == "mrr-desc"
     assert parameters["onSale"]["type"] == "boolean"
     assert parameters["minMrr"]["type"] == parameters["maxMrr"]["type"] == "number"

@@ -22,7 +22,7 @@ DETAIL_KEYS = {
 }  # fmt: skip
 VERIFICATION_KEYS = {
     "provider", "level", "verifiedAt", "currency", "mrr", "arr", "totalRevenue", "last30Days",
-    "customers", "historyMonths", "monthly",
+    "customers", "historyMonths", "monthly", "status", "lastSyncedAt", "methodology",
 }  # fmt: skip
 TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$")
 
@@ -62,7 +62,13 @@ def test_list_items_carry_every_documented_key_with_nulls_not_omissions(client):
     (item,) = body["data"]
     assert set(item) == LIST_ITEM_KEYS
     assert item["icon"] is None and item["founderName"] is None
-    assert item["revenue"] == {"mrr": None, "arr": None}
+    assert item["revenue"] == {
+        "mrr": None,
+        "arr": None,
+        "verified": False,
+        "lastSyncedAt": None,
+        "growth30d": None,
+    }
     assert item["rank"] is None
     quota = body["meta"].pop("quota")
     assert body["meta"] == {
@@ -82,7 +88,14 @@ def test_detail_of_self_reported_startup_has_every_key_and_null_verification(cli
     assert response.status_code == 200
     data = response.json()["data"]
     assert set(data) == DETAIL_KEYS
-    assert data["revenue"] == {"mrr": 700, "arr": 8400, "currency": "USD", "verified": False}
+    assert data["revenue"] == {
+        "mrr": 700,
+        "arr": 8400,
+        "currency": "USD",
+        "verified": False,
+        "lastSyncedAt": None,
+        "growth30d": None,
+    }
     assert data["verification"] is None
     assert data["founders"] == [
         {"name": "Ada", "title": None, "twitter": "https://x.com/ada", "linkedin": None}
@@ -429,6 +442,6 @@ def test_cors_preflight_is_answered(client):
 def test_money_is_whole_dollars(client):
     make_startup("Big", slug="big", mrr=123456, on_sale=True, asking_price=9000000)
     item = get_list(client)["data"][0]
-    assert item["revenue"] == {"mrr": 123456, "arr": 1481472}
+    assert item["revenue"]["mrr"] == 123456 and item["revenue"]["arr"] == 1481472
     detail = client.get("/api/v1/startups/big").json()["data"]
     assert isinstance(detail["askingPrice"], int)

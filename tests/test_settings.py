@@ -47,7 +47,11 @@ FERNET_KEY = "1WWtRUSsmmYYrjzBh6ZrS8uXL6W2hOjn4b9n6xlwFO8="  # a test key, not u
 
 def manage(*args: str, **env: str) -> subprocess.CompletedProcess:
     """Run manage.py with only `env` set on top of a clean environment (no DJANGO_* leaks)."""
-    clean = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "PROVIDER_"))}
+    clean = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("DJANGO_", "PROVIDER_", "ATTESTATION_"))
+    }
     return subprocess.run(
         [sys.executable, str(MANAGE), *args],
         env={**clean, **env},
@@ -62,6 +66,8 @@ PRODUCTION = {
     "DJANGO_SECRET_KEY": STRONG_KEY,
     "DJANGO_ALLOWED_HOSTS": "api.example.com",
     "PROVIDER_KEY_ENCRYPTION_KEYS": FERNET_KEY,
+    # A test key (base64url of 32 bytes), not used anywhere real.
+    "ATTESTATION_SIGNING_KEYS": "cKzF1HqfJ3m1xk4tQ0e8l2Jm0G3a9q6y7Vw2b5nE4sU",
 }
 
 
@@ -100,6 +106,7 @@ def test_production_serves_https_only_with_secure_cookies_and_hsts():
         ({"DJANGO_SECRET_KEY": "short"}, "too weak"),
         ({"DJANGO_DEBUG": "1"}, "DJANGO_DEBUG must be off"),
         ({"DJANGO_ENV": "prod"}, "DJANGO_ENV must be development or production"),
+        ({"ATTESTATION_SIGNING_KEYS": ""}, "needs ATTESTATION_SIGNING_KEYS"),
     ],
 )
 def test_production_refuses_to_start_with_development_settings(override, message):

@@ -172,8 +172,20 @@ def test_sync_all_then_the_api_shows_every_verification(fake, monkeypatch, caplo
     assert "Synced 4 of 4 startup(s)." in out.getvalue()
 
     stripe = detail("stripe-co")
-    assert stripe["revenue"] == {"mrr": 49, "arr": 588, "currency": "USD", "verified": True}
-    assert stripe["verification"] == {
+    assert stripe["revenue"] == {
+        "mrr": 49,
+        "arr": 588,
+        "currency": "USD",
+        "verified": True,
+        "lastSyncedAt": "2026-11-15T12:00:00.000Z",
+        "growth30d": None,  # one day of history
+    }
+    verification = dict(stripe["verification"])
+    # Issue 11 §4 adds freshness and provenance to the verification object.
+    assert verification.pop("lastSyncedAt") == "2026-11-15T12:00:00.000Z"
+    assert verification.pop("methodology") == "http://testserver/docs/methodology/v1"
+    assert verification.pop("status") in {"ok", "stale"}  # depends on the real clock
+    assert verification == {
         "provider": "stripe",
         "level": "verified",
         "verifiedAt": "2026-11-15T12:00:00.000Z",
@@ -226,6 +238,8 @@ def test_a_revoked_key_does_not_stop_the_others_and_keeps_its_figures(fake, monk
     }
     stripe = detail("stripe-co")
     assert stripe["revenue"]["mrr"] == 49 and stripe["verification"]["mrr"] == 49
+    assert stripe["verification"]["status"] == "key_revoked"  # figures kept, not zeroed
+    assert stripe["verification"]["lastSyncedAt"] == "2026-11-15T12:00:00.000Z"
     assert detail("polar-co")["verification"]["mrr"] == 25
 
 
@@ -271,7 +285,14 @@ def test_disconnecting_ends_verification(fake, monkeypatch):
     assert detail("stripe-co")["revenue"]["verified"] is True
     call_command("disconnect_provider", "stripe-co", stdout=io.StringIO())
     data = detail("stripe-co")
-    assert data["revenue"] == {"mrr": None, "arr": None, "currency": "USD", "verified": False}
+    assert data["revenue"] == {
+        "mrr": None,
+        "arr": None,
+        "currency": "USD",
+        "verified": False,
+        "lastSyncedAt": None,
+        "growth30d": None,
+    }
     assert data["verification"] is None
     assert not ProviderConnection.objects.filter(startup__slug="stripe-co").exists()
 

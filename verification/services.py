@@ -352,9 +352,10 @@ def _sync_failed(
     """Record the failure, unless a sync whose fetch started later has already succeeded."""
     logger.warning("sync of %s failed (%s): %s", connection.startup.slug, status, error)
     newer_or_same = Q(fetch_started_at__isnull=True) | Q(fetch_started_at__lte=started)
-    ProviderConnection.objects.filter(newer_or_same, pk=connection.pk).update(
+    if ProviderConnection.objects.filter(newer_or_same, pk=connection.pk).update(
         status=status, last_attempt_at=now, last_error=error, updated_at=timezone.now()
-    )
+    ):
+        readcache.bump("data")  # every surface shows the status; update() sends no signal
     connection.refresh_from_db()
     return connection
 

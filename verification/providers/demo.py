@@ -11,6 +11,7 @@ at `plateau`, flat with weekly noise afterwards. `kind` is `subscriptions` (MRR 
 `sales` (one-off sales: no subscription data, MRR null).
 """
 
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
@@ -118,28 +119,34 @@ def compute(*, raw: dict, now: datetime) -> ProviderFigures:
 
 
 def daily_history(recipe: Recipe, days: list[date]) -> list[dict]:
-    """What a daily sync would have recorded on each of `days` (whole dollars), without
-    recomputing the ledger per day: the seed's earlier snapshots."""
+    """What a daily sync would have recorded at the end of each of `days` (whole dollars),
+    from running totals instead of a ledger per day: the seed's earlier snapshots."""
     weeks = _weeks(recipe, max(days))
+    # Money events in time order: +sale, -refund (two days after its sale).
+    events = sorted(
+        [(at, cents) for at, cents, _ in weeks]
+        + [(at + timedelta(days=2), -refund) for at, _, refund in weeks if refund]
+    )
+    moments = [at for at, _ in events]
+    net, sold = [0], [0]  # running totals after each event
+    for _, cents in events:
+        net.append(net[-1] + cents)
+        sold.append(sold[-1] + max(cents, 0))
     history = []
     for day in days:
         end = datetime(day.year, day.month, day.day, 23, 59, tzinfo=UTC)
-        window = end - timedelta(days=30)
-        sold = sum(cents for at, cents, _ in weeks if at <= end)
-        refunded = sum(r for at, _, r in weeks if at + timedelta(days=2) <= end)
-        recent = sum(c for at, c, _ in weeks if window <= at <= end) - sum(
-            r for at, _, r in weeks if window <= at + timedelta(days=2) <= end
-        )
+        upto = bisect_right(moments, end)
+        since = bisect_left(moments, end - timedelta(days=30))
         level = monthly_level(recipe, day)
-        mrr = None if recipe.kind == SALES else int(level + 0.5)
+        mrr = None if recipe.kind == SALES else int(level)
         history.append(
             {
                 "date": day,
                 "mrr": mrr,
                 "arr": None if mrr is None else mrr * 12,
-                "customers": _customers(recipe, mrr_dollars=level, sold_cents=sold),
-                "last_30_days": max(0, round(recent / 100)),
-                "total_revenue": max(0, round((sold - refunded) / 100)),
+                "customers": _customers(recipe, mrr_dollars=level, sold_cents=sold[upto]),
+                "last_30_days": max(0, round((net[upto] - net[since]) / 100)),
+                "total_revenue": max(0, round(net[upto] / 100)),
             }
         )
     return history

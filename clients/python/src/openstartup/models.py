@@ -72,6 +72,9 @@ class Verification(TypedDict, total=False):
     customers: int
     historyMonths: int
     monthly: list[MonthlyRevenue]
+    status: Literal["ok", "stale", "key_revoked", "error"]
+    lastSyncedAt: str
+    methodology: str
 
 
 class DetailRevenue(TypedDict, total=False):

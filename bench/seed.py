@@ -1,0 +1,200 @@
+"""The benchmark's 100,000-startup load: the demo dataset of `startups/demo.py`, bulk-loaded.
+
+Bench only (never app code): `seed_demo` syncs every verified demo startup through
+`revenue_sync`, one transaction per startup's figures, which takes many minutes at 100,000. Here
+the same rows (`build_demo`), the same demo-provider arithmetic (`compute` + `figures_in_usd`) and
+the same earlier snapshots are written with COPY on PostgreSQL (executemany elsewhere). The
+figures are identical to what the sync writes; only the write path differs.
+
+    .venv/bin/python manage.py shell -c "from bench.seed import seed; print(seed(100000))"
+"""
+
+from datetime import UTC, datetime, timedelta
+
+from django.db import connection, models, transaction
+from django.utils import timezone
+
+from openstartup import readcache
+from startups.demo import HISTORY_DAYS, build_demo, refresh_planner_statistics
+from startups.history import GROWTH_DAYS, growth_ratio
+from startups.models import (
+    Founder,
+    MonthlyRevenue,
+    RevenueSnapshot,
+    Social,
+    Startup,
+    Verification,
+)
+from verification import crypto
+from verification.models import ProviderConnection
+from verification.providers import demo as demo_provider
+from verification.services import figures_in_usd
+
+
+def _copy(model: type[models.Model], rows: list[dict]) -> None:
+    """Insert plain column dicts: COPY on PostgreSQL, executemany elsewhere."""
+    if not rows:
+        return
+    columns = list(rows[0])
+    fields = [model._meta.get_field(column) for column in columns]
+    quote = connection.ops.quote_name
+    table = quote(model._meta.db_table)
+    names = ", ".join(quote(field.column) for field in fields)
+
+    def values(row: dict) -> list:
+        return [
+            field.get_db_prep_save(row[c], connection)
+            for c, field in zip(columns, fields, strict=True)
+        ]
+
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            with cursor.cursor.copy(f"COPY {table} ({names}) FROM STDIN") as copy:
+                for row in rows:
+                    copy.write_row(values(row))
+            return
+        marks = ", ".join(["%s"] * len(fields))
+        cursor.executemany(
+            f"INSERT INTO {table} ({names}) VALUES ({marks})",  # noqa: S608 - model metadata
+            [values(row) for row in rows],
+        )
+
+
+def _cascade_sql(model: type[models.Model], ids_sql: str) -> list[str]:
+    """Statements deleting the rows of `model` whose ids `ids_sql` selects, children first,
+    following the models' own on_delete rules (CASCADE deletes, SET_NULL clears)."""
+    quote, statements = connection.ops.quote_name, []
+    for relation in model._meta.related_objects:
+        if relation.many_to_many or not relation.field.concrete:
+            continue
+        child = relation.related_model
+        child_table, column = quote(child._meta.db_table), quote(relation.field.column)
+        if relation.on_delete is models.CASCADE:
+            child_ids = f"SELECT id FROM {child_table} WHERE {column} IN ({ids_sql})"  # noqa: S608
+            statements += _cascade_sql(child, child_ids)
+            statements.append(f"DELETE FROM {child_table} WHERE {column} IN ({ids_sql})")  # noqa: S608
+        elif relation.on_delete is models.SET_NULL:
+            statements.append(
+                f"UPDATE {child_table} SET {column} = NULL WHERE {column} IN ({ids_sql})"  # noqa: S608
+            )
+    table = quote(model._meta.db_table)
+    return [*statements, f"DELETE FROM {table} WHERE id IN ({ids_sql})"]  # noqa: S608
+
+
+def _delete(slugs: list[str]) -> None:
+    """Delete these startups and everything hanging off them, set-based (PostgreSQL)."""
+    if connection.vendor != "postgresql":
+        Startup.objects.filter(slug__in=slugs).delete()
+        return
+    table = connection.ops.quote_name(Startup._meta.db_table)
+    with connection.cursor() as cursor:
+        doomed = f"SELECT id FROM {table} WHERE slug = ANY(%s)"  # noqa: S608 - model metadata
+        cursor.execute(f"CREATE TEMPORARY TABLE bench_doomed ON COMMIT DROP AS {doomed}", [slugs])
+        cursor.execute("ANALYZE bench_doomed")
+        for statement in _cascade_sql(Startup, "SELECT id FROM bench_doomed"):
+            cursor.execute(statement)
+        cursor.execute("DROP TABLE bench_doomed")
+
+
+def _with(rows: list[tuple[str, dict]], ids: dict[str, int]) -> list[dict]:
+    return [{**row, "startup_id": ids[slug]} for slug, row in rows]
+
+
+def seed(count: int) -> int:
+    now = timezone.now()
+    today = now.astimezone(UTC).date()
+    rows = build_demo(count, today=today)
+    slugs = [row["slug"] for row in rows.startups]
+    with transaction.atomic():
+        _delete(slugs)
+        _copy(Startup, rows.startups)
+        ids = dict(Startup.objects.filter(slug__in=slugs).values_list("slug", "id"))
+        _copy(Founder, _with(rows.founders, ids))
+        _copy(Social, _with(rows.socials, ids))
+        connections, verifications, snapshots, monthly, headline = [], [], [], [], []
+        for slug, recipe in rows.connections:
+            startup_id = ids[slug]
+            figures = figures_in_usd(demo_provider.compute(raw={"recipe": recipe}, now=now))
+            connections.append(
+                dict(
+                    startup_id=startup_id,
+                    provider=demo_provider.NAME,
+                    encrypted_key=crypto.encrypt_key(recipe.key()),
+                    status=ProviderConnection.Status.OK,
+                    last_synced_at=now,
+                    last_attempt_at=now,
+                    fx_rates=figures.fx_rates,
+                    created_at=now,
+                    updated_at=now,
+                )
+            )
+            counts = dict(
+                mrr=figures.mrr,
+                arr=figures.arr,
+                total_revenue=figures.total_revenue,
+                last_30_days=figures.last_30_days,
+                customers=figures.customers,
+            )
+            verifications.append(
+                dict(
+                    startup_id=startup_id,
+                    provider=demo_provider.NAME,
+                    level="verified",
+                    verified_at=now,
+                    currency="USD",
+                    **counts,
+                )
+            )
+            monthly.append((startup_id, figures.monthly))
+            days = [today - timedelta(days=n) for n in range(HISTORY_DAYS, 0, -1)]
+            earlier = demo_provider.daily_history(recipe, [d for d in days if d >= recipe.start])
+            for row in earlier if any(d >= recipe.start for d in days) else []:
+                day = row["date"]
+                synced = datetime(day.year, day.month, day.day, 23, tzinfo=UTC)
+                snapshots.append(
+                    dict(
+                        startup_id=startup_id, provider=demo_provider.NAME, synced_at=synced, **row
+                    )
+                )
+            snapshots.append(
+                dict(
+                    startup_id=startup_id,
+                    date=today,
+                    provider=demo_provider.NAME,
+                    synced_at=now,
+                    mrr=figures.mrr,
+                    arr=figures.arr,
+                    customers=figures.customers,
+                    last_30_days=figures.last_30_days,
+                    total_revenue=figures.total_revenue,
+                )
+            )
+            # Daily earlier snapshots: the one 30 days back is that day's.
+            base = next((r for r in earlier if (today - r["date"]).days == GROWTH_DAYS), None)
+            growth = growth_ratio(current=figures.mrr, earlier=base and base["mrr"])
+            headline.append(
+                Startup(id=startup_id, mrr=figures.mrr, arr=figures.arr, growth_30d=growth)
+            )
+        _copy(ProviderConnection, connections)
+        _copy(Verification, verifications)
+        _copy(RevenueSnapshot, snapshots)
+        verification_ids = dict(
+            Verification.objects.filter(startup_id__in=ids.values()).values_list("startup_id", "id")
+        )
+        _copy(
+            MonthlyRevenue,
+            [
+                dict(
+                    verification_id=verification_ids[startup_id],
+                    month=row.month,
+                    gross=row.gross,
+                    refunds=row.refunds,
+                )
+                for startup_id, months in monthly
+                for row in months
+            ],
+        )
+        Startup.objects.bulk_update(headline, ["mrr", "arr", "growth_30d"], batch_size=1000)
+        readcache.bump("data")
+    refresh_planner_statistics()
+    return len(rows.startups)
