@@ -136,6 +136,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First: every response carries X-Request-Id, and errors and logs name it.
+    "openstartup.requestid.RequestIdMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "corsheaders.middleware.CorsMiddleware",
@@ -286,6 +288,7 @@ CORS_ALLOW_HEADERS = [
     "mcp-protocol-version",
     "mcp-method",
     "mcp-name",
+    "x-request-id",
 ]
 CORS_EXPOSE_HEADERS = [
     "X-Service-Plan",
@@ -294,6 +297,11 @@ CORS_EXPOSE_HEADERS = [
     "X-Service-Quota-Remaining",
     "X-Service-Quota-Reset",
     "ETag",
+    "X-Request-Id",
+    "RateLimit-Policy",
+    "RateLimit",
+    "Retry-After",
+    "Link",
 ]
 
 REST_FRAMEWORK = {
@@ -323,6 +331,8 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "1.0.0",
     "OAS_VERSION": "3.1.0",
     "SCHEMA_PATH_PREFIX": r"/api/(v1|ai)",
+    # Relative: the document describes the server that serves it, wherever it is deployed.
+    "SERVERS": [{"url": "/", "description": "The server this document was fetched from."}],
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": False,
     "PREPROCESSING_HOOKS": ["openstartup.openapi.only_public_api"],
@@ -330,6 +340,8 @@ SPECTACULAR_SETTINGS = {
         "drf_spectacular.hooks.postprocess_schema_enums",
         "openstartup.openapi.camelize_rest_components",
         "openstartup.openapi.close_objects",
+        "openstartup.openapi.sparse_fieldsets",
+        "openstartup.openapi.describe_head_and_options",
     ],
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
@@ -340,9 +352,20 @@ SPECTACULAR_SETTINGS = {
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
-    "filters": {"once_a_minute": {"()": "openstartup.logs.OncePerInterval", "seconds": 60}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"}
+    },
+    "filters": {
+        "once_a_minute": {"()": "openstartup.logs.OncePerInterval", "seconds": 60},
+        "request_id": {"()": "openstartup.requestid.RequestIdFilter"},
+    },
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": "plain",
+            "filters": ["request_id"],
+        }
+    },
     "loggers": {
         # Cache (Redis) failures: the cache is bypassed, so they are logged once a minute.
         "openstartup.cache": {"filters": ["once_a_minute"]},

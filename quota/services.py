@@ -127,11 +127,27 @@ def quota_refund(*, reservation: Reservation, count: int) -> None:
         _rows(caller=reservation.caller, month=reservation.month).update(used=F("used") - count)
 
 
+def quota_preview(*, caller: Caller, wanted: int, now: datetime | None = None) -> Reservation:
+    """What `quota_reserve` would grant, spending nothing (HEAD requests deliver no records);
+    raises QuotaExceeded as it would when none are left."""
+    now = now or timezone.now()
+    capped = caller.plan.monthly_allowance is not None
+    status = quota_status(caller=caller, now=now) if capped else None
+    granted = wanted if status is None else min(wanted, status.remaining)
+    if granted <= 0 and wanted > 0:
+        raise _quota_exceeded(plan=caller.plan, now=now)
+    return Reservation(caller=caller, month=month_start(now), wanted=wanted, granted=granted)
+
+
 @contextmanager
 def quota_reservation(
-    *, caller: Caller, wanted: int, now: datetime | None = None
+    *, caller: Caller, wanted: int, now: datetime | None = None, spend: bool = True
 ) -> Iterator[Reservation]:
-    """Reserve up to `wanted` records; on exit refund whatever the block did not `use()`."""
+    """Reserve up to `wanted` records; on exit refund whatever the block did not `use()`.
+    With `spend=False` (HEAD) the grant is only previewed: nothing is counted or refunded."""
+    if not spend:
+        yield quota_preview(caller=caller, wanted=wanted, now=now)
+        return
     reservation = quota_reserve(caller=caller, wanted=wanted, now=now)
     try:
         yield reservation

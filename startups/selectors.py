@@ -1,15 +1,19 @@
 """All reads of the dataset. REST, AI and MCP call these; none writes its own query."""
 
+import base64
 import copy
 import hashlib
+import re
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
+from datetime import datetime
 from itertools import islice
 from typing import Literal
 
 import orjson
 from django.conf import settings
 from django.core.cache import cache
-from django.db.models import F, Prefetch, Q, QuerySet, Window
+from django.db.models import Count, F, Prefetch, Q, QuerySet, Value, Window
 from django.db.models.functions import Lower, RowNumber
 from django.db.models.lookups import IsNull
 from django.utils import timezone
@@ -18,9 +22,9 @@ from django.utils.text import slugify
 from openstartup import readcache
 from startups.models import Founder, MonthlyRevenue, Social, Startup
 
-Sort = Literal["mrr-desc", "mrr-asc", "name-asc", "name-desc"]
+Sort = Literal["mrr-desc", "mrr-asc", "name-asc", "name-desc", "updated-desc"]
 DEFAULT_SORT: Sort = "mrr-desc"
-LIST_CACHE_VERSION = "list-v1"
+LIST_CACHE_VERSION = "list-v2"
 # The columns a list item shows: loading only these skips the JSON columns and long texts the
 # list never needs (decoding them is most of the ORM's cost per row).
 LIST_COLUMNS = (
@@ -35,6 +39,7 @@ LIST_COLUMNS = (
     "mrr",
     "arr",
     "on_sale",
+    "updated_at",
 )
 
 # Rank order: MRR high to low, ties by name then slug; startups without MRR have no rank.
@@ -46,6 +51,8 @@ SORT_ORDERS: dict[str, tuple] = {
     "mrr-asc": (F("mrr").asc(nulls_last=True), Lower("name"), "slug"),
     "name-asc": (IsNull(F("mrr"), True), Lower("name"), "slug"),
     "name-desc": (IsNull(F("mrr"), True), Lower("name").desc(), F("slug").desc()),
+    # The change feed: most recently changed first.
+    "updated-desc": (F("updated_at").desc(), "slug"),
 }
 
 
@@ -56,6 +63,9 @@ class StartupFilters:
     on_sale: bool | None = None
     min_mrr: int | None = None
     max_mrr: int | None = None
+    website: str | None = None  # a bare domain: "acme.com" (see website_domain)
+    country: str | None = None
+    updated_since: datetime | None = None
     sort: Sort = DEFAULT_SORT
 
 
@@ -63,6 +73,8 @@ class StartupFilters:
 class StartupPage:
     startups: list[Startup]
     total: int
+    # Cursor pages only: whether startups follow the last one (page mode counts instead).
+    more: bool | None = None
 
 
 def published_startups() -> QuerySet[Startup]:
@@ -87,15 +99,129 @@ def startup_list(*, filters: StartupFilters) -> QuerySet[Startup]:
         qs = qs.filter(mrr__gte=filters.min_mrr)
     if filters.max_mrr is not None:
         qs = qs.filter(mrr__lte=filters.max_mrr)
+    if filters.website:
+        qs = qs.filter(website__iregex=_domain_pattern(filters.website))
+    if filters.country:
+        qs = qs.filter(country__iexact=filters.country)
+    if filters.updated_since is not None:
+        qs = qs.filter(updated_at__gte=filters.updated_since)
     return qs.order_by(*SORT_ORDERS[filters.sort])
+
+
+_DOMAIN = re.compile(r"[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)+")
+
+
+def website_domain(value: str) -> str | None:
+    """The bare domain of what a client typed ("https://www.Acme.com/pricing" -> "acme.com"),
+    or None when it is not a domain with at least one dot."""
+    text = value.strip().lower()
+    text = re.sub(r"^[a-z][a-z0-9+.-]*://", "", text)
+    text = re.split(r"[/?#]", text, maxsplit=1)[0].rsplit("@", 1)[-1].split(":", 1)[0]
+    text = text.removeprefix("www.").rstrip(".")
+    return text if _DOMAIN.fullmatch(text) else None
+
+
+def _domain_pattern(domain: str) -> str:
+    """A regex (valid in PostgreSQL and SQLite/Python) matching a stored website whose host is
+    `domain` or one of its subdomains, with or without scheme, port or path."""
+    return (
+        r"^([a-z][a-z0-9+.-]*://)?([^/@]*@)?([^/?#@]*\.)?"
+        + domain.replace(".", r"\.")
+        + r"(:[0-9]*)?([/?#]|$)"
+    )
+
+
+# --- cursor (keyset) paging -------------------------------------------------------------------
+# A cursor names the last startup a page showed by its sort key and slug; the next page is the
+# startups after it in the sort order (a range condition the sort's index answers, no OFFSET).
+# Rows that keep their place are never repeated nor skipped, whatever is inserted or moved.
+
+
+@dataclass(frozen=True)
+class After:
+    """The sort key of the last startup shown: where the next page starts."""
+
+    sort: str
+    slug: str
+    name: str
+    mrr: int | None = None
+    updated_at: datetime | None = None
+
+
+def after_of(startup: Startup, sort: str) -> After:
+    return After(
+        sort=sort,
+        slug=startup.slug,
+        name=startup.name,
+        mrr=startup.mrr,
+        updated_at=startup.updated_at if sort == "updated-desc" else None,
+    )
+
+
+def encode_cursor(after: After) -> str:
+    # Full precision: a timestamp cut to milliseconds would skip rows changed in the same one.
+    updated = after.updated_at.isoformat() if after.updated_at else None
+    raw = orjson.dumps([after.sort, after.slug, after.name, after.mrr, updated])
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str) -> After | None:
+    """The cursor's position, or None when it is not one this API made."""
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+        sort, slug, name, mrr, updated = orjson.loads(raw)
+        if sort not in SORT_ORDERS or not isinstance(slug, str) or not isinstance(name, str):
+            return None
+        if mrr is not None and (not isinstance(mrr, int) or not 0 <= mrr < 2**63):
+            return None
+        updated_at = datetime.fromisoformat(updated) if isinstance(updated, str) else None
+        if (sort == "updated-desc") != (updated_at is not None):
+            return None
+        if not storable_slug(slug) or not storable_slug(name):
+            return None
+        return After(sort=sort, slug=slug, name=name, mrr=mrr, updated_at=updated_at)
+    except (ValueError, TypeError, orjson.JSONDecodeError):
+        return None
+
+
+def _after_name(after: After, descending: bool) -> Q:
+    """(lower(name), slug) strictly after the cursor's, in the sort's direction."""
+    name = Lower(Value(after.name))
+    if descending:
+        return Q(sort_name__lt=name) | Q(sort_name=name, slug__lt=after.slug)
+    return Q(sort_name__gt=name) | Q(sort_name=name, slug__gt=after.slug)
+
+
+def _keyset(after: After) -> Q:
+    """The startups after `after` in its sort's order (SORT_ORDERS), NULL MRR last."""
+    if after.sort == "updated-desc":
+        return Q(updated_at__lt=after.updated_at) | Q(
+            updated_at=after.updated_at, slug__gt=after.slug
+        )
+    descending = after.sort == "name-desc"
+    same = _after_name(after, descending)
+    if after.mrr is None:  # in the trailing block of startups without MRR
+        return Q(mrr__isnull=True) & same
+    if after.sort in ("name-asc", "name-desc"):
+        return Q(mrr__isnull=True) | (Q(mrr__isnull=False) & same)
+    beyond = Q(mrr__lt=after.mrr) if after.sort == "mrr-desc" else Q(mrr__gt=after.mrr)
+    return beyond | Q(mrr=after.mrr) & same | Q(mrr__isnull=True)
+
+
+def startups_after(qs: QuerySet[Startup], after: After) -> QuerySet[Startup]:
+    """`qs` (in `after.sort` order) from the startup after the cursor on."""
+    return qs.alias(sort_name=Lower("name")).filter(_keyset(after))
 
 
 # Per-process copies of list rows by id, dropped on every server by any data write.
 _LIST_ROWS = readcache.LocalCache("data", max_entries=20_000)
 
 
-def _list_cache_key(filters: StartupFilters, offset: int, limit: int, token: bytes | None) -> str:
-    raw = orjson.dumps({**asdict(filters), "offset": offset, "limit": limit})
+def _list_cache_key(
+    filters: StartupFilters, offset: int, limit: int, after: After | None, token: bytes | None
+) -> str:
+    position = encode_cursor(after) if after else None
+    raw = orjson.dumps({**asdict(filters), "offset": offset, "limit": limit, "after": position})
     # Under the data generation token when there is one: a write anywhere starts new entries,
     # so the cached total, ids and ranks are as exact as the database. Without one (no shared
     # cache), entries simply age out after LIST_CACHE_SECONDS.
@@ -118,12 +244,16 @@ def _list_rows(ids: list[int]) -> dict[int, Startup]:
     return rows
 
 
-def _ranked_page(qs: QuerySet[Startup], *, offset: int, limit: int) -> list[Startup]:
-    """One page of `qs` in its own order, each startup carrying `rank` (position by MRR within
-    the whole filtered set), in one query: the page joined to a narrow ROW_NUMBER over the
-    filtered set. The window walks the rank-order index (index-only on PostgreSQL) instead of
-    sorting every row with all its columns, as a window on the page query itself would."""
-    page_sql, page_params = qs[offset : offset + limit].query.sql_with_params()
+def _ranked_page(
+    qs: QuerySet[Startup], *, offset: int, limit: int, page_qs: QuerySet[Startup] | None = None
+) -> list[Startup]:
+    """One page of `qs` (or of `page_qs`, the part of it after a cursor) in its own order,
+    each startup carrying `rank` (position by MRR within the whole filtered set), in one
+    query: the page joined to a narrow ROW_NUMBER over the filtered set. The window walks the
+    rank-order index (index-only on PostgreSQL) instead of sorting every row with all its
+    columns, as a window on the page query itself would."""
+    page_qs = qs if page_qs is None else page_qs
+    page_sql, page_params = page_qs[offset : offset + limit].query.sql_with_params()
     ranked = (
         qs.filter(mrr__isnull=False)
         .order_by()
@@ -141,8 +271,18 @@ def _ranked_page(qs: QuerySet[Startup], *, offset: int, limit: int) -> list[Star
     return list(Startup.objects.raw(sql, [*page_params, *ranked_params]))
 
 
-def _build_page(qs: QuerySet[Startup], filters: StartupFilters, offset: int, limit: int) -> dict:
+def _build_page(
+    qs: QuerySet[Startup], filters: StartupFilters, offset: int, limit: int, after: After | None
+) -> dict:
     total = qs.count()
+    if after is not None:
+        # One row more than the page says whether another page follows.
+        startups = (
+            _ranked_page(qs, offset=0, limit=limit + 1, page_qs=startups_after(qs, after))
+            if limit > 0
+            else []
+        )
+        return {"total": total, "startups": startups[:limit], "more": len(startups) > limit}
     if limit <= 0 or offset >= total:
         return {"total": total, "startups": []}
     if filters.sort == DEFAULT_SORT:
@@ -155,8 +295,12 @@ def _build_page(qs: QuerySet[Startup], filters: StartupFilters, offset: int, lim
     return {"total": total, "startups": startups}
 
 
-def startup_page(*, filters: StartupFilters, offset: int, limit: int) -> StartupPage:
-    """One page of `startup_list`, each startup carrying `rank` within the filtered set.
+def startup_page(
+    *, filters: StartupFilters, offset: int, limit: int, after: After | None = None
+) -> StartupPage:
+    """One page of `startup_list`, each startup carrying `rank` within the filtered set: from
+    `offset`, or (cursor paging) from the startup after `after`, whose sort must be the
+    filters' sort.
 
     The expensive parts (the exact total, which startups are on the page and their ranks) are
     kept in the shared cache per filter set and page, under the data generation token (so a
@@ -165,13 +309,13 @@ def startup_page(*, filters: StartupFilters, offset: int, limit: int) -> Startup
     """
     seconds = settings.LIST_CACHE_SECONDS
     token = _LIST_ROWS.token()  # read before the database, for the skeleton and the rows
-    key = _list_cache_key(filters, offset, limit, token) if seconds > 0 else None
+    key = _list_cache_key(filters, offset, limit, after, token) if seconds > 0 else None
     cached = cache.get(key) if key else None
     if cached is None:
         qs = startup_list(filters=filters).only(*LIST_COLUMNS)
         with readcache.filling():
-            built = _build_page(qs, filters, offset, limit)
-        startups, total = built["startups"], built["total"]
+            built = _build_page(qs, filters, offset, limit, after)
+        startups, total, more = built["startups"], built["total"], built.get("more")
         if token is not None:
             for startup in startups:
                 _LIST_ROWS.put(startup.id, copy.copy(startup), token)
@@ -180,10 +324,11 @@ def startup_page(*, filters: StartupFilters, offset: int, limit: int) -> Startup
                 "total": total,
                 "ids": [startup.id for startup in startups],
                 "ranks": [startup.rank for startup in startups],
+                "more": more,
             }
             cache.set(key, skeleton, timeout=seconds)
     else:
-        total = cached["total"]
+        total, more = cached["total"], cached.get("more")
         rows = _list_rows(cached["ids"]) if cached["ids"] else {}
         startups = []
         for startup_id, rank in zip(cached["ids"], cached["ranks"], strict=True):
@@ -194,7 +339,34 @@ def startup_page(*, filters: StartupFilters, offset: int, limit: int) -> Startup
     for startup in startups:
         if startup.mrr is None:
             startup.rank = None
-    return StartupPage(startups=startups, total=total)
+    return StartupPage(startups=startups, total=total, more=more)
+
+
+def startup_export(*, filters: StartupFilters, chunk_size: int = 2000) -> Iterator[Startup]:
+    """Every startup of `startup_list` in order, each with `rank`, streamed in chunks (a
+    server-side cursor on PostgreSQL): memory stays the same whatever the dataset's size."""
+    qs = startup_list(filters=filters).only(*LIST_COLUMNS)
+    if filters.sort != DEFAULT_SORT:
+        # Startups without MRR come last in rank order, so the others' numbers are their rank.
+        qs = qs.annotate(rank=Window(RowNumber(), order_by=RANK_ORDER))
+    for position, startup in enumerate(qs.iterator(chunk_size=chunk_size), start=1):
+        if filters.sort == DEFAULT_SORT:
+            startup.rank = position
+        if startup.mrr is None:
+            startup.rank = None
+        yield startup
+
+
+def category_counts() -> list[dict]:
+    """Primary categories of the published startups with how many each has, largest first."""
+    return list(
+        published_startups()
+        .exclude(category__isnull=True)
+        .exclude(category="")
+        .values("category")
+        .annotate(count=Count("id"))
+        .order_by("-count", "category")
+    )
 
 
 def storable_slug(slug: str) -> bool:

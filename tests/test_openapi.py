@@ -63,6 +63,8 @@ def test_the_document_is_valid_openapi_3_1(document):
     assert set(document["paths"]) == {
         "/api/v1/startups",
         "/api/v1/startups/{slug}",
+        "/api/v1/categories",
+        "/api/v1/exports/startups.ndjson",
         "/api/ai/discovery",
         "/api/ai/startups/{slug}",
     }
@@ -83,7 +85,7 @@ def test_every_operation_accepts_either_key_header_or_none(document):
 
 def test_every_parameter_has_a_type_and_a_description(document):
     for path, item in document["paths"].items():
-        for parameter in item["get"]["parameters"]:
+        for parameter in item["get"].get("parameters", []):
             assert parameter["schema"].get("type"), (path, parameter["name"])
             assert parameter.get("description"), (path, parameter["name"])
 
@@ -101,6 +103,11 @@ def test_list_parameters_carry_the_spec_defaults_and_ranges(document):
         "onSale",
         "minMrr",
         "maxMrr",
+        "cursor",
+        "website",
+        "country",
+        "updatedSince",
+        "fields",
     }
     assert parameters["page"]["default"] == 1
     assert parameters["limit"] == {
@@ -109,7 +116,13 @@ def test_list_parameters_carry_the_spec_defaults_and_ranges(document):
         "minimum": 1,
         "maximum": 50,
     }
-    assert parameters["sort"]["enum"] == ["mrr-desc", "mrr-asc", "name-asc", "name-desc"]
+    assert parameters["sort"]["enum"] == [
+        "mrr-desc",
+        "mrr-asc",
+        "name-asc",
+        "name-desc",
+        "updated-desc",
+    ]
     assert parameters["sort"]["default"] == "mrr-desc"
     assert parameters["onSale"]["type"] == "boolean"
     assert parameters["minMrr"]["type"] == parameters["maxMrr"]["type"] == "number"
