@@ -110,7 +110,8 @@ def violations_of(request: HttpRequest, response: HttpResponse) -> list[str]:
             problems.append(f"{where}: streamed {media} is not documented")
         return problems
     if not content or method == "head":
-        if content is None and response.content:
+        # HEAD bodies are dropped by the server (and the test client) after this point.
+        if content is None and response.content and method != "head":
             problems.append(f"{where}: a body was sent where none is documented")
         return problems
     if not response["Content-Type"].startswith("application/json"):
