@@ -56,7 +56,23 @@ ROUTE_DOCS = {
         "Paginated list, `{data, meta}`. Query: page (from 1), limit (1 to the plan maximum, "
         "default 10), sort (mrr-desc, mrr-asc, name-asc, name-desc), q (text in name, category, "
         "description), category (partial match), onSale (true/false), minMrr, maxMrr (USD, "
-        "inclusive). Invalid parameters are never errors.",
+        "inclusive), website (a domain), country, updatedSince (ISO 8601), fields (sparse "
+        "fieldset), cursor (meta.nextCursor of the previous page; sort=updated-desc is the "
+        "change feed). Invalid parameters are never errors; meta.warnings names them.",
+    ),
+    "category-list": RouteDoc(
+        REST,
+        "Categories",
+        "GET",
+        "`{data: [{name, count}]}`: every primary category with its number of startups. Spends "
+        "no allowance.",
+    ),
+    "startup-export": RouteDoc(
+        REST,
+        "NDJSON export (Pro)",
+        "GET",
+        "The whole filtered list (the list's filters, sort and fields) as NDJSON, one item per "
+        'line, then `{"meta": {"count": N}}`; gzip when asked. Pro only: 403 `pro_required`.',
     ),
     "startup-detail": RouteDoc(
         REST,

@@ -15,6 +15,7 @@ from drf_spectacular.extensions import (
 )
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse
+from rest_framework.response import Response
 
 from openstartup.errors import ErrorSerializer
 from startups.renderers import camel_key, camelize
@@ -230,6 +231,14 @@ RETRY_AFTER = OpenApiParameter(
     response=[429],
     description="Seconds until the monthly allowance resets.",
 )
+
+
+class DocumentedOptions:
+    """For API views: OPTIONS answers 204 with `Allow`, as `describe_head_and_options`
+    documents (CORS preflights are answered before any view by django-cors-headers)."""
+
+    def options(self, request: Any, *args: Any, **kwargs: Any) -> Response:
+        return Response(status=204)
 
 
 # --- hooks (settings.SPECTACULAR_SETTINGS) ---------------------------------------------------

@@ -342,19 +342,28 @@ def startup_page(
     return StartupPage(startups=startups, total=total, more=more)
 
 
-def startup_export(*, filters: StartupFilters, chunk_size: int = 2000) -> Iterator[Startup]:
-    """Every startup of `startup_list` in order, each with `rank`, streamed in chunks (a
-    server-side cursor on PostgreSQL): memory stays the same whatever the dataset's size."""
+def startup_export(*, filters: StartupFilters, chunk_size: int = 1000) -> Iterator[Startup]:
+    """Every startup of `startup_list` in order, each with `rank`, fetched in keyset batches
+    of `chunk_size`: memory stays the same whatever the dataset's size, with or without
+    server-side cursors (PgBouncer), and no transaction is held open while a client reads."""
     qs = startup_list(filters=filters).only(*LIST_COLUMNS)
-    if filters.sort != DEFAULT_SORT:
-        # Startups without MRR come last in rank order, so the others' numbers are their rank.
-        qs = qs.annotate(rank=Window(RowNumber(), order_by=RANK_ORDER))
-    for position, startup in enumerate(qs.iterator(chunk_size=chunk_size), start=1):
-        if filters.sort == DEFAULT_SORT:
-            startup.rank = position
-        if startup.mrr is None:
-            startup.rank = None
-        yield startup
+    after, position = None, 0
+    while True:
+        rest = qs if after is None else startups_after(qs, after)
+        if filters.sort == DEFAULT_SORT:  # rank order: the rank is the position
+            batch = list(rest[:chunk_size])
+            for number, startup in enumerate(batch, start=position + 1):
+                startup.rank = number
+            position += len(batch)
+        else:
+            batch = _ranked_page(qs, offset=0, limit=chunk_size, page_qs=rest)
+        for startup in batch:
+            if startup.mrr is None:
+                startup.rank = None
+            yield startup
+        if len(batch) < chunk_size:
+            return
+        after = after_of(batch[-1], filters.sort)
 
 
 def category_counts() -> list[dict]:

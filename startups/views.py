@@ -19,6 +19,7 @@ from openstartup.openapi import (
     REST_RESPONSE_HEADERS,
     REST_TAG,
     RETRY_AFTER,
+    DocumentedOptions,
     error_responses,
 )
 from quota.callers import request_caller
@@ -142,14 +143,6 @@ def page_links(request: Request, **rels: dict[str, str] | None) -> str:
     return ", ".join(links)
 
 
-class DocumentedOptions:
-    """OPTIONS answers 204 with `Allow` (the document describes it); CORS preflights are
-    answered before any view by django-cors-headers."""
-
-    def options(self, request: Request, *args, **kwargs) -> Response:
-        return Response(status=204)
-
-
 class StartupListView(QuotaHeadersMixin, DocumentedOptions, APIView):
     renderer_classes = [CamelCaseJSONRenderer]
 
@@ -255,13 +248,13 @@ class StartupDetailView(QuotaHeadersMixin, DocumentedOptions, APIView):
         examples=[OpenApiExample("A verified startup", value=_DETAIL_EXAMPLE, response_only=True)],
     )
     def get(self, request: Request, slug: str) -> Response:
+        selected, _ = parse_fields(request.query_params.get("fields"), StartupDetailSerializer)
         profile = startup_profile_json(slug=slug, request=request)
         if profile is None:  # checked first: a 404 spends nothing
             raise NotFound(f"No startup with slug '{slug}'")
         caller = request_caller(request)
         with quota_reservation(caller=caller, wanted=1, spend=spends(request)) as reservation:
             reservation.use(1)
-        selected, _ = parse_fields(request.query_params.get("fields"), StartupDetailSerializer)
         if selected is not None:
             return Response({"data": sparse(orjson.loads(profile), selected)})
         # The profile is already rendered JSON (camelCase): embedded as is.

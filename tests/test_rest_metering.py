@@ -68,6 +68,8 @@ def test_head_answers_what_get_would_when_the_allowance_is_used_up(client, twelv
         "/api/v1/startups/s01",
         "/api/v1/categories",
         "/api/v1/exports/startups.ndjson",
+        "/api/ai/discovery",
+        "/api/ai/startups/s01",
     ],
 )
 def test_options_is_answered_as_documented(client, twelve, path):
@@ -127,8 +129,8 @@ def test_another_policy_already_on_the_response_is_kept():
     from django.http import HttpResponse
 
     from quota.headers import stamp, status_of
-    from quota.services import Caller
     from quota.plans import FREE
+    from quota.services import Caller
 
     response = HttpResponse()
     response["RateLimit-Policy"] = '"per-minute";q=60;w=60'
