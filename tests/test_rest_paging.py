@@ -299,3 +299,9 @@ def test_the_export_reads_in_batches_that_join_up_exactly(twelve):
         batched = [(s.slug, s.rank) for s in startup_export(filters=filters, chunk_size=5)]
         assert batched == whole and len(whole) == 13
         assert sorted(rank for _, rank in whole if rank) == list(range(1, 13))
+
+
+def test_the_guide_shows_cursor_paging_and_exports(client):
+    html = client.get("/docs/guide/").content.decode()
+    for words in ("meta.nextCursor", "cursor=", "exports/startups.ndjson", "pro_required", "Link"):
+        assert words in html
