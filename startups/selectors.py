@@ -13,6 +13,7 @@ from typing import Literal
 import orjson
 from django.conf import settings
 from django.core.cache import cache
+from django.core.exceptions import EmptyResultSet
 from django.db.models import Count, F, Prefetch, Q, QuerySet, Value, Window
 from django.db.models.functions import Lower, RowNumber
 from django.db.models.lookups import IsNull
@@ -253,14 +254,17 @@ def _ranked_page(
     rank-order index (index-only on PostgreSQL) instead of sorting every row with all its
     columns, as a window on the page query itself would."""
     page_qs = qs if page_qs is None else page_qs
-    page_sql, page_params = page_qs[offset : offset + limit].query.sql_with_params()
     ranked = (
         qs.filter(mrr__isnull=False)
         .order_by()
         .annotate(rank=Window(RowNumber(), order_by=RANK_ORDER))
         .values("id", "rank")
     )
-    ranked_sql, ranked_params = ranked.query.sql_with_params()
+    try:
+        page_sql, page_params = page_qs[offset : offset + limit].query.sql_with_params()
+        ranked_sql, ranked_params = ranked.query.sql_with_params()
+    except EmptyResultSet:  # filters no row can meet (e.g. an MRR bound below zero)
+        return []
     # row_number() OVER () keeps the page's own order through the join.
     sql = (
         "SELECT page.*, ranked.rank FROM ("  # noqa: S608 - both parts are compiled querysets

@@ -305,3 +305,15 @@ def test_the_guide_shows_cursor_paging_and_exports(client):
     html = client.get("/docs/guide/").content.decode()
     for words in ("meta.nextCursor", "cursor=", "exports/startups.ndjson", "pro_required", "Link"):
         assert words in html
+
+
+def test_filters_no_row_can_meet_give_empty_answers_not_errors(client, twelve):
+    """Found by schemathesis: a negative maxMrr made the ranked query refuse to compile."""
+    query = {"maxMrr": "-5", "sort": "name-desc"}
+    first = client.get("/api/v1/startups", {**query, "limit": 2}).json()
+    assert first["data"] == [] and first["meta"]["nextCursor"] is None
+    cursor = client.get("/api/v1/startups?limit=2&sort=name-desc").json()["meta"]["nextCursor"]
+    paged = client.get("/api/v1/startups", {**query, "cursor": cursor})
+    assert paged.status_code == 200 and paged.json()["data"] == []
+    export = client.get("/api/v1/exports/startups.ndjson", query, **pro_headers())
+    assert export_lines(export) == [{"meta": {"count": 0}}]
