@@ -111,6 +111,8 @@ def test_the_api_docs_render_in_chromium_with_no_request_leaving_the_machine(liv
     assert paths == {
         "/api/v1/startups",
         "/api/v1/startups/{slug}",
+        "/api/v1/categories",
+        "/api/v1/exports/startups.ndjson",
         "/api/ai/discovery",
         "/api/ai/startups/{slug}",
     }
