@@ -317,3 +317,35 @@ def test_filters_no_row_can_meet_give_empty_answers_not_errors(client, twelve):
     assert paged.status_code == 200 and paged.json()["data"] == []
     export = client.get("/api/v1/exports/startups.ndjson", query, **pro_headers())
     assert export_lines(export) == [{"meta": {"count": 0}}]
+
+
+def _export_peak_bytes(client, headers: dict) -> tuple[int, int]:
+    """(lines read, peak bytes allocated) while reading the export chunk by chunk."""
+    import tracemalloc
+
+    response = client.get("/api/v1/exports/startups.ndjson", **headers)
+    tracemalloc.start()
+    try:
+        lines = sum(chunk.count(b"\n") for chunk in response.streaming_content)
+        return lines, tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_the_export_streams_in_constant_memory(client):
+    headers = pro_headers()
+
+    def grow_to(size: int) -> None:
+        start = Startup.objects.count()
+        Startup.objects.bulk_create(
+            Startup(name=f"M{n:05d}", slug=f"m{n:05d}", mrr=n, description="x" * 200)
+            for n in range(start, size)
+        )
+
+    grow_to(1500)
+    small_lines, small_peak = _export_peak_bytes(client, headers)
+    grow_to(6000)
+    large_lines, large_peak = _export_peak_bytes(client, headers)
+    assert (small_lines, large_lines) == (1501, 6001)
+    # Four times the rows, about the same memory: one batch at a time, never the whole set.
+    assert large_peak < small_peak * 1.5, (small_peak, large_peak)
