@@ -228,3 +228,28 @@ def test_the_gunicorn_access_log_names_the_request_id(tmp_path):
     finally:
         server.terminate()
         server.wait(timeout=30)
+
+
+def test_head_sends_the_get_length_and_no_body(client, twelve):
+    """What the WSGI server receives (the test client would strip a body itself): none, so
+    gunicorn has nothing to drop and log."""
+    from django.core import signals
+    from django.core.handlers.wsgi import WSGIHandler
+    from django.db import close_old_connections
+    from django.test.client import RequestFactory
+
+    get = client.get("/api/v1/startups/s01")
+    environ = RequestFactory()._base_environ(
+        REQUEST_METHOD="HEAD", PATH_INFO="/api/v1/startups/s01"
+    )
+    headers: dict = {}
+    # As the test client does: keep the test's transaction open.
+    signals.request_started.disconnect(close_old_connections)
+    signals.request_finished.disconnect(close_old_connections)
+    try:
+        body = b"".join(WSGIHandler()(environ, lambda status, h: headers.update(h)))
+    finally:
+        signals.request_started.connect(close_old_connections)
+        signals.request_finished.connect(close_old_connections)
+    assert body == b""
+    assert int(headers["Content-Length"]) == len(get.content)
