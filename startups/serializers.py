@@ -34,7 +34,7 @@ from startups.selectors import (
 _BIGINT_MAX = 2**63 - 1
 MAX_PAGE = 1_000_000
 MAX_TEXT = 200
-MAX_CURSOR = 1000
+MAX_CURSOR = 4096  # a cursor holds a name and a slug of up to 200 characters each
 MAX_FIELDS = 500
 MAX_WARNINGS = 20
 

@@ -349,3 +349,17 @@ def test_the_export_streams_in_constant_memory(client):
     assert (small_lines, large_lines) == (1501, 6001)
     # Four times the rows, about the same memory: one batch at a time, never the whole set.
     assert large_peak < small_peak * 1.5, (small_peak, large_peak)
+
+
+def test_cursors_of_the_longest_unicode_names_and_slugs_still_work(client):
+    for letter in "αβγ":
+        make_startup(letter * 200, slug=letter * 200, mrr=7)
+    seen, cursor = [], None
+    for _ in range(5):
+        params = {"limit": 1, "sort": "name-asc", **({"cursor": cursor} if cursor else {})}
+        body = client.get("/api/v1/startups", params).json()
+        assert "warnings" not in body["meta"]
+        seen += slugs(body)
+        if not (cursor := body["meta"]["nextCursor"]):
+            break
+    assert seen == ["α" * 200, "β" * 200, "γ" * 200]
