@@ -22,12 +22,12 @@ from openstartup.openapi import (
     DocumentedOptions,
     error_responses,
 )
+from openstartup.readcache import startup_page, startup_profile_json
 from quota.callers import request_caller
 from quota.headers import QuotaHeadersMixin, quota_meta, request_status
 from quota.plans import PRO, apply_limit, remaining_notice
 from quota.services import quota_reservation
 from startups.fieldsets import parse_fields, sparse
-from startups.profiles import startup_profile_json
 from startups.renderers import CamelCaseJSONRenderer, camelize
 from startups.selectors import (
     after_of,
@@ -35,7 +35,6 @@ from startups.selectors import (
     encode_cursor,
     startup_export,
     startup_get,
-    startup_page,
 )
 from startups.serializers import (
     CategoryCountSerializer,
