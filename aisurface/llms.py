@@ -39,6 +39,8 @@ class RouteDoc:
     title: str
     method: str
     text: str
+    # False when a key-less GET does not answer 200 (Pro only): written as code, not a link.
+    linkable: bool = True
 
 
 REST, AI, MCP, AUTHENTICATION, PLANS, FAIR_USE, DOCS, PAGES = (
@@ -77,6 +79,7 @@ ROUTE_DOCS = {
         "GET",
         "The whole filtered list (the list's filters, sort and fields) as NDJSON, one item per "
         'line, then `{"meta": {"count": N}}`; gzip when asked. Pro only: 403 `pro_required`.',
+        linkable=False,
     ),
     "startup-detail": RouteDoc(
         REST,
@@ -199,7 +202,7 @@ def _plan_text(plan) -> str:
 def _linkable(route: Route) -> bool:
     """A plain link must answer a GET: no `{placeholder}` template, no POST-only endpoint."""
     doc = ROUTE_DOCS.get(route.name)
-    return "{" not in route.path and (doc is None or doc.method == "GET")
+    return "{" not in route.path and (doc is None or (doc.method == "GET" and doc.linkable))
 
 
 def llms_txt(request: HttpRequest) -> str:
