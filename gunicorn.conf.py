@@ -40,7 +40,8 @@ forwarded_allow_ips = ",".join(
 accesslog = os.environ.get("GUNICORN_ACCESS_LOG", "-") or None
 errorlog = "-"
 loglevel = os.environ.get("LOG_LEVEL", "info").lower()
-access_log_format = '%(h)s "%(r)s" %(s)s %(b)s %(L)ss "%(a)s"'
+# The last field is the response's X-Request-Id (the one in error bodies and app logs).
+access_log_format = '%(h)s "%(r)s" %(s)s %(b)s %(L)ss "%(a)s" %({x-request-id}o)s'
 
 # Heartbeat files in memory, not on a possibly slow container disk.
 worker_tmp_dir = "/dev/shm" if os.path.isdir("/dev/shm") else None  # noqa: S108

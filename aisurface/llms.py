@@ -39,6 +39,8 @@ class RouteDoc:
     title: str
     method: str
     text: str
+    # False when a key-less GET does not answer 200 (Pro only): written as code, not a link.
+    linkable: bool = True
 
 
 REST, AI, MCP, AUTHENTICATION, PLANS, FAIR_USE, DOCS, PAGES = (
@@ -58,11 +60,28 @@ ROUTE_DOCS = {
         "List startups",
         "GET",
         "Paginated list, `{data, meta}`. Query: page (from 1), limit (1 to the plan maximum, "
-        "default 10), sort (mrr-desc, mrr-asc, name-asc, name-desc, growth-desc), q (text in "
-        "name, category, description), category (partial match), onSale (true/false), minMrr, "
-        "maxMrr (USD, inclusive), verified (true/false). Each item's revenue {mrr, arr, "
+        "default 10), sort (mrr-desc, mrr-asc, name-asc, name-desc, growth-desc, updated-desc), "
+        "q (text in name, category, description), category (partial match), onSale (true/false), "
+        "minMrr, maxMrr (USD, inclusive), verified (true/false), website (a domain), country, "
+        "updatedSince (ISO 8601), fields (sparse fieldset), cursor (meta.nextCursor of the "
+        "previous page; sort=updated-desc is the change feed). Each item's revenue {mrr, arr, "
         "verified, lastSyncedAt, growth30d} tells verified figures from self-reported ones. "
-        "Invalid parameters are never errors.",
+        "Invalid parameters are never errors; meta.warnings names them.",
+    ),
+    "category-list": RouteDoc(
+        REST,
+        "Categories",
+        "GET",
+        "`{data: [{name, count}]}`: every primary category with its number of startups. Spends "
+        "no allowance.",
+    ),
+    "startup-export": RouteDoc(
+        REST,
+        "NDJSON export (Pro)",
+        "GET",
+        "The whole filtered list (the list's filters, sort and fields) as NDJSON, one item per "
+        'line, then `{"meta": {"count": N}}`; gzip when asked. Pro only: 403 `pro_required`.',
+        linkable=False,
     ),
     "startup-detail": RouteDoc(
         REST,
@@ -216,7 +235,7 @@ def _plan_text(plan) -> str:
 def _linkable(route: Route) -> bool:
     """A plain link must answer a GET: no `{placeholder}` template, no POST-only endpoint."""
     doc = ROUTE_DOCS.get(route.name)
-    return "{" not in route.path and (doc is None or doc.method == "GET")
+    return "{" not in route.path and (doc is None or (doc.method == "GET" and doc.linkable))
 
 
 def llms_txt(request: HttpRequest) -> str:

@@ -20,6 +20,7 @@ from openstartup.openapi import (
     AI_REQUEST_HEADERS,
     AI_RESPONSE_HEADERS,
     AI_TAG,
+    DocumentedOptions,
     error_responses,
 )
 from startups.renderers import JSONRenderer
@@ -80,7 +81,7 @@ _PROFILE_EXAMPLE = {
 _NOT_MODIFIED = OpenApiResponse(description="Not modified: the `If-None-Match` ETag is current.")
 
 
-class AiDiscoveryView(APIView):
+class AiDiscoveryView(DocumentedOptions, APIView):
     renderer_classes = [JSONRenderer]
 
     @extend_schema(
@@ -108,7 +109,7 @@ class AiDiscoveryView(APIView):
         return cached_response(request, parts=filters, build=build)
 
 
-class AiProfileView(APIView):
+class AiProfileView(DocumentedOptions, APIView):
     renderer_classes = [JSONRenderer]
 
     @extend_schema(

@@ -12,6 +12,8 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from rest_framework import exceptions, serializers, status
 from rest_framework.response import Response
 
+from openstartup.requestid import current_request_id
+
 
 class ApiError(exceptions.APIException):
     """Base for errors the API documents: an HTTP status, a stable code and a message."""
@@ -32,6 +34,12 @@ class NotFound(ApiError):
     message = "Not found."
 
 
+class ProRequired(ApiError):
+    status_code = status.HTTP_403_FORBIDDEN
+    code = "pro_required"
+    message = "This endpoint is part of the Pro plan."
+
+
 class InvalidApiKey(ApiError):
     status_code = status.HTTP_401_UNAUTHORIZED
     code = "invalid_api_key"
@@ -45,12 +53,17 @@ class QuotaExceeded(ApiError):
 
 
 def error_body(code: str, message: str) -> dict:
-    return {"error": {"code": code, "message": message}}
+    # `requestId` is one word to the camelCase renderer, so both surfaces spell it alike.
+    return {"error": {"code": code, "message": message, "requestId": current_request_id()}}
 
 
 class ErrorDetailSerializer(serializers.Serializer):
     code = serializers.CharField(help_text="Stable, machine-readable code, e.g. `not_found`.")
     message = serializers.CharField(help_text="What went wrong, for people.")
+    requestId = serializers.CharField(  # noqa: N815 - the wire name, on every surface
+        allow_null=True,
+        help_text="The response's `X-Request-Id`: quote it when reporting a problem.",
+    )
 
 
 class ErrorSerializer(serializers.Serializer):

@@ -22,6 +22,11 @@ class ApiHeadersMiddleware:
             response["Cache-Control"] = "private, no-store"
         if path.startswith("/api/") or path == "/llms.txt":
             response.headers.setdefault("Access-Control-Allow-Origin", "*")
+        if request.method == "HEAD" and not response.streaming and response.content:
+            # The GET's length, no body: servers drop a HEAD body anyway (gunicorn with a
+            # warning per request).
+            response["Content-Length"] = str(len(response.content))
+            response.content = b""
         return response
 
 

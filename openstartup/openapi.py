@@ -6,6 +6,7 @@ speak snake_case; `camelize_rest_components` renames the properties of every com
 one place (startups/renderers.py) for both the data and its description.
 """
 
+import copy
 from typing import Any
 
 from drf_spectacular.extensions import (
@@ -14,6 +15,7 @@ from drf_spectacular.extensions import (
 )
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse
+from rest_framework.response import Response
 
 from openstartup.errors import ErrorSerializer
 from startups.renderers import camel_key, camelize
@@ -66,7 +68,7 @@ class LenientFieldSchema(OpenApiSerializerFieldExtension):
 
 # Statuses that the X-Service-* headers are on: every answer a /api/v1 view gives (a 400 is
 # refused earlier, see _ERRORS).
-STAMPED_STATUSES = [200, 401, 404, 405, 429, 500]
+STAMPED_STATUSES = [200, 204, 401, 403, 404, 405, 429, 500]
 
 
 def _header(name: str, kind: Any, description: str, *, required: bool = False, **extra: Any):
@@ -99,7 +101,51 @@ REST_RESPONSE_HEADERS = [
     ),
 ]
 
+# Every response, whatever its status (openstartup/requestid.py).
+REQUEST_ID = _header(
+    "X-Request-Id",
+    str,
+    "This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of "
+    "`A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs.",
+    required=True,
+    response=True,
+)
+# quota/headers.py: the monthly allowance as the IETF draft RateLimit headers (capped plans).
+RATELIMIT_HEADERS = [
+    _header(
+        "RateLimit-Policy",
+        str,
+        'Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;'
+        "w=<seconds in this calendar month>` (one unit is one record). Other policies, such as "
+        "a per-minute fair-use limit, may be listed beside it.",
+    ),
+    _header(
+        "RateLimit",
+        str,
+        'Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`.',
+    ),
+]
+REST_RESPONSE_HEADERS += [*RATELIMIT_HEADERS, REQUEST_ID]
+
+LINK = _header(
+    "Link",
+    str,
+    'RFC 8288 links to other pages of the same query: `rel="first"` always, `rel="prev"` '
+    'after page 1 (page paging), `rel="next"` while more follow (by `page`, or by `cursor` '
+    "when this page was asked for by cursor).",
+    required=True,
+    response=[200],
+)
+CONTENT_ENCODING = _header(
+    "Content-Encoding",
+    str,
+    "`gzip` when the request's Accept-Encoding allows it; absent otherwise.",
+    response=[200],
+    enum=["gzip"],
+)
+
 AI_RESPONSE_HEADERS = [
+    REQUEST_ID,
     _header(
         "ETag",
         str,
@@ -140,6 +186,11 @@ _ERRORS = {
         "invalid_api_key",
         "The key is wrong, revoked or empty, or the two headers carry different keys.",
     ),
+    403: (
+        "pro_required",
+        "Exports are part of the Pro plan: send the key of an account with an active Pro "
+        "subscription (Free plans page through /api/v1/startups instead).",
+    ),
     404: ("not_found", "No startup with that slug on this surface."),
     405: ("method_not_allowed", "Only GET (and HEAD) are served."),
     429: (
@@ -157,7 +208,15 @@ def error_responses(*statuses: int) -> dict[int, OpenApiResponse]:
     for status in statuses:
         code, description = _ERRORS[status]
         example = OpenApiExample(
-            code, value={"error": {"code": code, "message": description}}, response_only=True
+            code,
+            value={
+                "error": {
+                    "code": code,
+                    "message": description,
+                    "requestId": "3f2b6c1e-9a4d-4e0b-8c57-2d1f0a9b7e64",
+                }
+            },
+            response_only=True,
         )
         responses[status] = OpenApiResponse(
             ErrorSerializer, description=f"`{code}`: {description}", examples=[example]
@@ -172,6 +231,14 @@ RETRY_AFTER = OpenApiParameter(
     response=[429],
     description="Seconds until the monthly allowance resets.",
 )
+
+
+class DocumentedOptions:
+    """For API views: OPTIONS answers 204 with `Allow`, as `describe_head_and_options`
+    documents (CORS preflights are answered before any view by django-cors-headers)."""
+
+    def options(self, request: Any, *args: Any, **kwargs: Any) -> Response:
+        return Response(status=204)
 
 
 # --- hooks (settings.SPECTACULAR_SETTINGS) ---------------------------------------------------
@@ -275,4 +342,92 @@ def close_objects(result: dict, **kwargs: Any) -> dict:
     for schema in result.get("components", {}).get("schemas", {}).values():
         if schema.get("type") == "object" and "properties" in schema:
             schema.setdefault("additionalProperties", False)
+    return result
+
+
+def describe_head_and_options(result: dict, **kwargs: Any) -> dict:
+    """Every GET also answers HEAD (its headers, no body, no allowance spent) and OPTIONS (204
+    with `Allow`); both are described so clients and linters know them."""
+    for item in result.get("paths", {}).values():
+        get = item.get("get")
+        if not get:
+            continue
+        head = copy.deepcopy(get)
+        head["operationId"] = get["operationId"] + "Head"
+        head["summary"] = get["summary"] + " (headers only)"
+        head["description"] = (
+            "The GET answer's status and headers without a body. Spends none of the monthly "
+            "allowance."
+        )
+        for response in head["responses"].values():
+            response.pop("content", None)
+        item["head"] = head
+        ok = next(iter(get["responses"].values()))
+        headers = {
+            name: header
+            for name, header in ok.get("headers", {}).items()
+            if name.startswith(("X-Service-", "RateLimit", "X-Request-Id"))
+        }
+        headers["Allow"] = {
+            "schema": {"type": "string"},
+            "required": True,
+            "description": "The methods this path serves: `GET, HEAD, OPTIONS`.",
+        }
+        item["options"] = {
+            "operationId": get["operationId"] + "Options",
+            "summary": get["summary"] + " (allowed methods)",
+            "description": "204 with `Allow`. CORS preflights (with "
+            "`Access-Control-Request-Method`) are answered 200 with the CORS headers instead.",
+            "tags": get.get("tags", []),
+            "parameters": [p for p in get.get("parameters", []) if p.get("in") == "path"],
+            "security": get.get("security", []),
+            "responses": {
+                "204": {"description": "No body.", "headers": headers},
+                **{
+                    status: copy.deepcopy(response)
+                    for status, response in get["responses"].items()
+                    if status in ("401", "500")
+                },
+            },
+        }
+    return result
+
+
+def sparse_fieldsets(result: dict, **kwargs: Any) -> dict:
+    """With `fields=`, REST items carry only the fields asked for: each item schema gets a
+    `...Sparse` twin with nothing required (down to its object-valued fields), and the
+    envelopes accept either."""
+    schemas = result.get("components", {}).get("schemas", {})
+
+    def sparse_of(name: str) -> str:
+        twin = name + "Sparse"
+        if twin not in schemas:
+            schema = copy.deepcopy(schemas[name])
+            schema.pop("required", None)
+            schema["description"] = f"{name} cut to the fields named in `fields`."
+            schemas[twin] = schema
+        return twin
+
+    def retarget(node: Any) -> None:  # direct or oneOf/anyOf refs; not array items
+        if isinstance(node, dict):
+            ref = node.get("$ref", "")
+            name = ref.rsplit("/", 1)[-1]
+            if ref.startswith("#/components/schemas/") and "properties" in schemas.get(name, {}):
+                node["$ref"] = f"#/components/schemas/{sparse_of(name)}"
+            for key in ("oneOf", "anyOf", "allOf"):
+                for option in node.get(key, []):
+                    retarget(option)
+
+    for envelope, path in (("StartupPage", ("data", "items")), ("StartupEnvelope", ("data",))):
+        if envelope not in schemas:
+            continue
+        parent = schemas[envelope]["properties"]
+        for part in path[:-1]:
+            parent = parent[part]
+        ref = parent[path[-1]]["$ref"]
+        name = ref.rsplit("/", 1)[-1]
+        twin = sparse_of(name)
+        for prop in schemas[twin]["properties"].values():
+            retarget(prop)
+        parent[path[-1]] = {"anyOf": [{"$ref": ref}, {"$ref": f"#/components/schemas/{twin}"}]}
     return result

@@ -58,7 +58,7 @@ from startups.models import (
     Verification,
 )
 from startups.renderers import CamelCaseJSONRenderer, JSONRenderer
-from startups.selectors import StartupFilters, StartupPage, startup_get
+from startups.selectors import After, StartupFilters, StartupPage, encode_cursor, startup_get
 from startups.serializers import StartupDetailSerializer
 from verification.models import ProviderConnection
 
@@ -284,27 +284,35 @@ def startup_profile_json(*, slug: str, request: HttpRequest) -> bytes | None:
 # List pages: the expensive parts (exact total, which startups are on the page, their ranks)
 # as a shared "skeleton" per filter set and page, for LIST_CACHE_SECONDS at most (0: off); the
 # rows as per-process copies by id.
-LIST_CACHE_VERSION = "list-v2"
+LIST_CACHE_VERSION = "list-v3"
 LIST_ROWS = LocalCache("data", max_entries=20_000)
 
 
-def startup_page(*, filters: StartupFilters, offset: int, limit: int) -> StartupPage:
+def startup_page(
+    *, filters: StartupFilters, offset: int, limit: int, after: After | None = None
+) -> StartupPage:
     """`startups.selectors.startup_page`, kept: a write anywhere starts afresh (the token is
     read before the database, for the skeleton and the rows alike)."""
     seconds = settings.LIST_CACHE_SECONDS
     token = LIST_ROWS.token()
-    identity = orjson.dumps({**asdict(filters), "offset": offset, "limit": limit})
+    position = encode_cursor(after) if after else None
+    identity = orjson.dumps(
+        {**asdict(filters), "offset": offset, "limit": limit, "after": position}
+    )
     key = shared_key(LIST_CACHE_VERSION, token, hashlib.sha256(identity).hexdigest())
     skeleton = shared_get(key) if seconds > 0 else None
     if skeleton is None:
-        page = selectors.startup_page(filters=filters, offset=offset, limit=limit, db=PRIMARY)
+        page = selectors.startup_page(
+            filters=filters, offset=offset, limit=limit, after=after, db=PRIMARY
+        )
         if token is not None:
             for startup in page.startups:
                 LIST_ROWS.put(startup.id, copy.copy(startup), token)
         if seconds > 0:
             ids = [startup.id for startup in page.startups]
             ranks = [startup.rank for startup in page.startups]
-            shared_set(key, {"total": page.total, "ids": ids, "ranks": ranks}, seconds)
+            skeleton = {"total": page.total, "ids": ids, "ranks": ranks, "more": page.more}
+            shared_set(key, skeleton, seconds)
         return page
     ids = skeleton["ids"]
     rows, token = LIST_ROWS.lookup(ids) if ids else ({}, None)
@@ -321,7 +329,7 @@ def startup_page(*, filters: StartupFilters, offset: int, limit: int) -> Startup
             startup = copy.copy(startup)  # copies are shared; the rank is this page's
             startup.rank = rank
             startups.append(startup)
-    return StartupPage(startups=startups, total=skeleton["total"])
+    return StartupPage(startups=startups, total=skeleton["total"], more=skeleton["more"])
 
 
 # /api/ai answers: the rendered JSON bytes every caller gets (never anything per caller), under

@@ -141,7 +141,9 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
-    # First: the request's database deadline covers everything below (openstartup/dbdeadline.py).
+    # First: every response carries X-Request-Id, and errors and logs name it.
+    "openstartup.requestid.RequestIdMiddleware",
+    # Then the request's database deadline covers everything below (openstartup/dbdeadline.py).
     "openstartup.dbdeadline.DatabaseDeadlineMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -317,6 +319,7 @@ CORS_ALLOW_HEADERS = [
     "mcp-protocol-version",
     "mcp-method",
     "mcp-name",
+    "x-request-id",
 ]
 CORS_EXPOSE_HEADERS = [
     "X-Service-Plan",
@@ -325,6 +328,11 @@ CORS_EXPOSE_HEADERS = [
     "X-Service-Quota-Remaining",
     "X-Service-Quota-Reset",
     "ETag",
+    "X-Request-Id",
+    "RateLimit-Policy",
+    "RateLimit",
+    "Retry-After",
+    "Link",
 ]
 
 REST_FRAMEWORK = {
@@ -354,6 +362,8 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "1.0.0",
     "OAS_VERSION": "3.1.0",
     "SCHEMA_PATH_PREFIX": r"/api/(v1|ai)",
+    # Relative: the document describes the server that serves it, wherever it is deployed.
+    "SERVERS": [{"url": "/", "description": "The server this document was fetched from."}],
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": False,
     "PREPROCESSING_HOOKS": ["openstartup.openapi.only_public_api"],
@@ -361,6 +371,8 @@ SPECTACULAR_SETTINGS = {
         "drf_spectacular.hooks.postprocess_schema_enums",
         "openstartup.openapi.camelize_rest_components",
         "openstartup.openapi.close_objects",
+        "openstartup.openapi.sparse_fieldsets",
+        "openstartup.openapi.describe_head_and_options",
     ],
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
@@ -371,9 +383,20 @@ SPECTACULAR_SETTINGS = {
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
-    "filters": {"once_a_minute": {"()": "openstartup.logs.OncePerInterval", "seconds": 60}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"}
+    },
+    "filters": {
+        "once_a_minute": {"()": "openstartup.logs.OncePerInterval", "seconds": 60},
+        "request_id": {"()": "openstartup.requestid.RequestIdFilter"},
+    },
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": "plain",
+            "filters": ["request_id"],
+        }
+    },
     "loggers": {
         # Cache (Redis) failures: the cache is bypassed, so they are logged once a minute.
         "openstartup.cache": {"filters": ["once_a_minute"]},

@@ -41,6 +41,14 @@ urlpatterns = [
         startup_views.StartupDetailView.as_view(),
         name="startup-detail",
     ),
+    re_path(
+        r"^api/v1/categories/?$", startup_views.CategoryListView.as_view(), name="category-list"
+    ),
+    path(
+        "api/v1/exports/startups.ndjson",
+        startup_views.StartupExportView.as_view(),
+        name="startup-export",
+    ),
     path("startups/<path:slug>", startup_views.profile_page, name="startup-profile"),
     # /api/ai: the curated AI-enabled set, snake_case, shared cache.
     re_path(r"^api/ai/discovery/?$", ai_views.AiDiscoveryView.as_view(), name="ai-discovery"),

@@ -5,7 +5,9 @@ Every /api/v1 response carries them, errors included: metered DRF views get them
 `QuotaHeadersMiddleware` covers the rest (unknown /api/v1 paths, unhandled errors).
 """
 
+import math
 from collections.abc import Callable
+from datetime import UTC, datetime
 
 from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
@@ -14,7 +16,7 @@ from rest_framework.response import Response
 
 from apikeys.authentication import key_account_of
 from openstartup.errors import InvalidApiKey
-from openstartup.formats import iso_timestamp
+from openstartup.formats import iso_timestamp, month_start
 from quota.callers import caller_for, request_caller
 from quota.services import Caller, QuotaStatus, next_reset, quota_delivery, quota_status
 
@@ -35,6 +37,33 @@ def request_status(request: Request, *, refresh: bool = False) -> QuotaStatus:
         status = status_of(caller=request_caller(request))
         request._quota_status = status
     return status
+
+
+# The IETF draft RateLimit headers (draft-ietf-httpapi-ratelimit-headers) describe the monthly
+# records allowance as the policy named "monthly"; one unit of quota is one record. Other
+# policies (the per-minute fair-use limit) add their own items to the same list headers.
+MONTHLY_POLICY = "monthly"
+
+
+def ratelimit_items(status: QuotaStatus, now: datetime | None = None) -> dict[str, str]:
+    """The "monthly" items of `RateLimit-Policy` and `RateLimit` (capped plans only): quota
+    `q` per window `w` (this calendar month, in seconds), `r` records left, `t` seconds until
+    the reset."""
+    if status.limit is None:
+        return {}
+    now = now or timezone.now()
+    window = status.resets_at - month_start_moment(now)
+    reset_in = max(0, math.ceil((status.resets_at - now).total_seconds()))
+    name = f'"{MONTHLY_POLICY}"'
+    return {
+        "RateLimit-Policy": f"{name};q={status.limit};w={int(window.total_seconds())}",
+        "RateLimit": f"{name};r={status.remaining};t={reset_in}",
+    }
+
+
+def month_start_moment(now: datetime) -> datetime:
+    start = month_start(now)
+    return datetime(start.year, start.month, 1, tzinfo=UTC)
 
 
 def quota_headers(status: QuotaStatus) -> dict[str, str]:
@@ -62,6 +91,10 @@ def quota_meta(status: QuotaStatus) -> dict:
 def stamp(response: HttpResponse, status: QuotaStatus) -> None:
     for name, value in quota_headers(status).items():
         response[name] = value
+    for name, item in ratelimit_items(status).items():
+        # List headers: keep any other policy's item already there.
+        existing = response.get(name)
+        response[name] = f"{existing}, {item}" if existing else item
 
 
 class QuotaHeadersMixin:

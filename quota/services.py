@@ -204,6 +204,18 @@ def quota_refund(*, reservation: Reservation, count: int) -> None:
         _rows(caller=reservation.caller, month=reservation.month).update(used=F("used") - count)
 
 
+def quota_preview(*, caller: Caller, wanted: int, now: datetime | None = None) -> Reservation:
+    """What `quota_reserve` would grant, spending nothing (HEAD requests deliver no records);
+    raises QuotaExceeded as it would when none are left."""
+    now = now or timezone.now()
+    capped = caller.plan.monthly_allowance is not None
+    status = quota_status(caller=caller, now=now) if capped else None
+    granted = wanted if status is None else min(wanted, status.remaining)
+    if granted <= 0 and wanted > 0:
+        raise _quota_exceeded(plan=caller.plan, now=now)
+    return Reservation(caller=caller, month=month_start(now), wanted=wanted, granted=granted)
+
+
 # Holds of the current request, confirmed when its answer has been written (None: not in a
 # request served through `quota_delivery`, e.g. a management command: confirmed at once).
 _undelivered: ContextVar[list[int] | None] = ContextVar("quota_undelivered", default=None)
@@ -211,11 +223,15 @@ _undelivered: ContextVar[list[int] | None] = ContextVar("quota_undelivered", def
 
 @contextmanager
 def quota_reservation(
-    *, caller: Caller, wanted: int, now: datetime | None = None
+    *, caller: Caller, wanted: int, now: datetime | None = None, spend: bool = True
 ) -> Iterator[Reservation]:
     """Reserve up to `wanted` records. On exit refund whatever the block did not `use()`, or
     everything if it raised (the answer is an error); what was used stays held until the
-    answer is delivered."""
+    answer is delivered. With `spend=False` (HEAD) the grant is only previewed: nothing is
+    counted, held or refunded."""
+    if not spend:
+        yield quota_preview(caller=caller, wanted=wanted, now=now)
+        return
     reservation = quota_reserve(caller=caller, wanted=wanted, now=now)
     try:
         yield reservation

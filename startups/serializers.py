@@ -17,19 +17,29 @@ from django.conf import settings
 from django.http import HttpRequest
 from django.urls import reverse
 from django.utils import timezone
-from django.utils.dateparse import parse_datetime
+from django.utils.dateparse import parse_date, parse_datetime
 from rest_framework import serializers
 
 from openstartup.formats import iso_month, iso_timestamp, site_url
 from quota.plans import FREE, PRO
 from startups.freshness import STATUSES, last_synced_at, methodology_url, verification_status
 from startups.models import Startup, Verification
-from startups.selectors import DEFAULT_SORT, SORT_ORDERS, StartupFilters
+from startups.selectors import (
+    DEFAULT_SORT,
+    SORT_ORDERS,
+    After,
+    StartupFilters,
+    decode_cursor,
+    website_domain,
+)
 
 # Bounds that keep any number a client sends inside what both databases can compare.
 _BIGINT_MAX = 2**63 - 1
 MAX_PAGE = 1_000_000
 MAX_TEXT = 200
+MAX_CURSOR = 4096  # a cursor holds a name and a slug of up to 200 characters each
+MAX_FIELDS = 500
+MAX_WARNINGS = 20
 
 
 class LenientField(serializers.Field):
@@ -103,6 +113,34 @@ class LenientText(LenientField):
         return text or None
 
 
+class LenientDomain(LenientField):
+    def parse(self, raw: str) -> str | None:
+        return website_domain(raw[:MAX_TEXT])
+
+
+class LenientTimestamp(LenientField):
+    """An ISO 8601 timestamp (`2026-11-01T00:00:00Z`; no offset means UTC) or date."""
+
+    openapi = {"type": "string", "format": "date-time"}
+
+    def parse(self, raw: str) -> datetime | None:
+        if not raw:
+            return None
+        moment = parse_datetime(raw)
+        if moment is None and (day := parse_date(raw)) is not None:
+            moment = datetime(day.year, day.month, day.day, tzinfo=UTC)
+        if moment is None:
+            return None
+        return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+class LenientCursor(LenientField):
+    openapi = {"type": "string", "maxLength": MAX_CURSOR}
+
+    def parse(self, raw: str) -> After | None:
+        return decode_cursor(raw) if 0 < len(raw) <= MAX_CURSOR else None
+
+
 class StartupFilterSerializer(serializers.Serializer):
     """Query parameters of GET /api/v1/startups. Invalid values are ignored, never errors."""
 
@@ -164,9 +202,42 @@ class StartupFilterSerializer(serializers.Serializer):
         "(`revenue.verified`); `false`: only self-reported or public figures; omitted or any "
         "other value: all.",
     )
+    cursor = LenientCursor(
+        required=False,
+        help_text="Cursor paging: `meta.nextCursor` of the previous page. The next page starts "
+        "after the last startup that page showed, in the same order (the cursor carries its "
+        "`sort`), so rows inserted or moved meanwhile never make others repeat or go missing. "
+        "`page` is ignored with a cursor; an invalid cursor is ignored (first page) with a "
+        "warning.",
+    )
+    website = LenientDomain(
+        required=False,
+        openapi={"maxLength": MAX_TEXT},
+        help_text="A domain (`acme.com`) or address: startups whose website is on that domain or "
+        "a subdomain of it (`acme.com` matches `https://www.acme.com/pricing`).",
+    )
+    country = LenientText(
+        required=False,
+        openapi={"maxLength": MAX_TEXT},
+        help_text="Headquarters country, case-insensitive exact match (e.g. `Germany`).",
+    )
+    updatedSince = LenientTimestamp(  # noqa: N815
+        required=False,
+        source="updated_since",
+        help_text="Change feed: only startups changed at or after this moment (ISO 8601; no "
+        "offset means UTC). Use with `sort=updated-desc`; each item has `updatedAt`.",
+    )
+    fields = LenientText(
+        required=False,
+        openapi={"maxLength": MAX_FIELDS},
+        help_text="Sparse fieldset: comma-separated item fields to return, nested ones dotted "
+        "(`name,slug,revenue.mrr`). Only those keys are sent; unknown names are ignored with a "
+        "warning.",
+    )
 
     def filters(self) -> StartupFilters:
         data = self.validated_data
+        after = data.get("cursor")
         return StartupFilters(
             q=data.get("q"),
             category=data.get("category"),
@@ -174,8 +245,20 @@ class StartupFilterSerializer(serializers.Serializer):
             min_mrr=data.get("min_mrr"),
             max_mrr=data.get("max_mrr"),
             verified=data.get("verified"),
-            sort=data.get("sort") or DEFAULT_SORT,
+            website=data.get("website"),
+            country=data.get("country"),
+            updated_since=data.get("updated_since"),
+            # A cursor belongs to the order it was made in.
+            sort=after.sort if after else data.get("sort") or DEFAULT_SORT,
         )
+
+    def after(self) -> After | None:
+        return self.validated_data.get("cursor")
+
+    def warnings(self) -> list[str]:
+        """What this request sent that was ignored (meta.warnings): unknown parameters and
+        values that are not valid for their parameter."""
+        return ignored_parameters(self, self.initial_data, self.validated_data)
 
     def page_number(self) -> int:
         page = self.validated_data.get("page") or 1
@@ -183,6 +266,46 @@ class StartupFilterSerializer(serializers.Serializer):
 
     def requested_limit(self) -> int | None:
         return self.validated_data.get("limit")
+
+
+class StartupExportFilterSerializer(StartupFilterSerializer):
+    """Query parameters of the NDJSON export: the list's, without paging."""
+
+    page = None
+    limit = None
+    cursor = None
+
+
+def _quoted(raw: str) -> str:
+    return repr(raw if len(raw) <= 60 else raw[:60] + "...")
+
+
+def ignored_parameters(serializer: serializers.Serializer, query, data: dict) -> list[str]:
+    """Warnings naming every query parameter the lenient `serializer` ignored."""
+    declared = serializer.fields
+    found = []
+    for name in query:
+        if name not in declared:
+            found.append(f"Unknown query parameter {_quoted(name)} was ignored.")
+            continue
+        raw = str(query.get(name, "")).strip()
+        field = declared[name]
+        if raw and data.get(field.source) is None:
+            if name == "sort":
+                found.append(
+                    f"sort {_quoted(raw)} is not one of {', '.join(SORT_ORDERS)}; "
+                    f"{DEFAULT_SORT} was used."
+                )
+            else:
+                found.append(f"{name}={_quoted(raw)} is not a valid value and was ignored.")
+    after = data.get("cursor")
+    if after is not None:
+        if "page" in query:
+            found.append("page was ignored: the cursor says where the page starts.")
+        sort = data.get("sort")
+        if sort and sort != after.sort:
+            found.append(f"sort {sort} was ignored: the cursor continues {after.sort}.")
+    return found[:MAX_WARNINGS]
 
 
 def profile_url(startup: Startup, request) -> str:
@@ -277,6 +400,7 @@ class StartupListSerializer(serializers.Serializer):
         help_text="Position by MRR within the filtered result set (1 is highest); null without "
         "MRR.",
     )
+    updated_at = _timestamp(help_text="When the startup's data last changed (change feed).")
 
     def to_representation(self, startup: Startup) -> dict:
         # The list's rows carry `synced_at` (selectors.with_synced_at); others read the relation.
@@ -300,6 +424,7 @@ class StartupListSerializer(serializers.Serializer):
             },
             "on_sale": startup.on_sale,
             "rank": getattr(startup, "rank", None),
+            "updated_at": iso_timestamp(startup.updated_at),
         }
 
 
@@ -448,7 +573,7 @@ class QuotaMetaSerializer(serializers.Serializer):
 
 class StartupPageMetaSerializer(serializers.Serializer):
     total = _whole(help_text="Matching startups across all pages.")
-    page = _whole()
+    page = _whole(null=True, help_text="Current page; null when paging by `cursor`.")
     limit = _whole(help_text="Results per page actually applied.")
     has_more = serializers.BooleanField(help_text="True while more pages follow.")
     plan = serializers.ChoiceField(choices=[FREE.name, PRO.name])
@@ -458,6 +583,17 @@ class StartupPageMetaSerializer(serializers.Serializer):
         required=False,
         help_text="Only when `limit` was lowered to the plan maximum or to the records left.",
     )
+    warnings = serializers.ListField(
+        child=_text(),
+        required=False,
+        help_text="Only when something the request sent was ignored: one sentence per unknown "
+        "query parameter, invalid value (an unknown `sort` included) or unknown `fields` name. "
+        "The request is still answered (invalid parameters are never errors).",
+    )
+    next_cursor = _text(
+        null=True,
+        help_text="Send as `cursor` for the next page (cursor paging); null on the last page.",
+    )
 
 
 class StartupPageSerializer(serializers.Serializer):
@@ -465,6 +601,20 @@ class StartupPageSerializer(serializers.Serializer):
 
     data = StartupListSerializer(many=True)
     meta = StartupPageMetaSerializer()
+
+
+class CategoryCountSerializer(serializers.Serializer):
+    name = _text(help_text="A primary category, as startups give it (`category=` matches it).")
+    count = _whole(help_text="Published startups with this primary category.")
+
+    def to_representation(self, row: dict) -> dict:
+        return {"name": row["category"], "count": row["count"]}
+
+
+class CategoryListSerializer(serializers.Serializer):
+    """GET /api/v1/categories: `{data}` (declared for the OpenAPI document)."""
+
+    data = CategoryCountSerializer(many=True)
 
 
 class StartupEnvelopeSerializer(serializers.Serializer):

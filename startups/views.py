@@ -1,34 +1,64 @@
+import zlib
+from collections.abc import Callable, Iterable, Iterator
+from urllib.parse import quote
+
 import orjson
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http import (
+    Http404,
+    HttpRequest,
+    HttpResponse,
+    JsonResponse,
+    QueryDict,
+    StreamingHttpResponse,
+)
 from django.shortcuts import render
 from django.utils import timezone
 from django.views.decorators.cache import cache_control
-from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from openstartup.errors import NotFound
-from openstartup.formats import iso_timestamp
-from openstartup.openapi import REST_RESPONSE_HEADERS, REST_TAG, RETRY_AFTER, error_responses
+from openstartup.errors import NotFound, ProRequired
+from openstartup.formats import iso_timestamp, site_url
+from openstartup.openapi import (
+    CONTENT_ENCODING,
+    LINK,
+    REST_RESPONSE_HEADERS,
+    REST_TAG,
+    RETRY_AFTER,
+    DocumentedOptions,
+    error_responses,
+)
 from openstartup.readcache import startup_page, startup_profile_json
 from quota.callers import request_caller
 from quota.headers import QuotaHeadersMixin, quota_meta, request_status
-from quota.plans import apply_limit, remaining_notice
+from quota.plans import PRO, apply_limit, remaining_notice
 from quota.services import quota_reservation
 from startups.attestation import attestation_payload, attestation_sign, jwks
+from startups.fieldsets import parse_fields, sparse
 from startups.freshness import METHODOLOGY_VERSION
 from startups.history import revenue_history
 from startups.methodology import methodology_html
-from startups.renderers import CamelCaseJSONRenderer
-from startups.selectors import startup_get
+from startups.renderers import CamelCaseJSONRenderer, camelize
+from startups.selectors import (
+    after_of,
+    category_counts,
+    encode_cursor,
+    startup_export,
+    startup_get,
+)
 from startups.serializers import (
     AttestationEnvelopeSerializer,
+    CategoryCountSerializer,
+    CategoryListSerializer,
     HistoryFilterSerializer,
     HistoryPageSerializer,
     SnapshotSerializer,
     StartupDetailSerializer,
     StartupEnvelopeSerializer,
+    StartupExportFilterSerializer,
     StartupFilterSerializer,
     StartupListSerializer,
     StartupPageSerializer,
@@ -55,6 +85,7 @@ _LIST_EXAMPLE = {
             },
             "on_sale": False,
             "rank": 1,
+            "updated_at": "2026-11-20T09:30:00.000Z",
         }
     ],
     "meta": {
@@ -62,6 +93,7 @@ _LIST_EXAMPLE = {
         "page": 1,
         "limit": 10,
         "has_more": False,
+        "next_cursor": None,
         "plan": "Free",
         "max_limit": 10,
         "quota": {
@@ -120,17 +152,44 @@ _DETAIL_EXAMPLE = {
 }
 
 
-class StartupListView(QuotaHeadersMixin, APIView):
+def spends(request: Request) -> bool:
+    """Whether the request spends the allowance: HEAD delivers no records, so it does not."""
+    return request.method != "HEAD"
+
+
+def page_links(request: Request, **rels: dict[str, str] | None) -> str:
+    """An RFC 8288 Link header: each rel is the request's own query without `page` and
+    `cursor`, plus the given ones; a None rel is left out."""
+    base = site_url(request) + quote(request.path)
+    links = []
+    for rel, changes in rels.items():
+        if changes is None:
+            continue
+        query = QueryDict(mutable=True)
+        query.update(request.query_params)
+        for name in ("page", "cursor"):
+            query.pop(name, None)
+        for name, value in changes.items():
+            query[name] = value
+        url = f"{base}?{query.urlencode()}" if query else base
+        links.append(f'<{url}>; rel="{rel}"')
+    return ", ".join(links)
+
+
+class StartupListView(QuotaHeadersMixin, DocumentedOptions, APIView):
     renderer_classes = [CamelCaseJSONRenderer]
 
     @extend_schema(
         operation_id="listStartups",
         summary="List startups",
         description="Paginated list of the full dataset. Invalid query parameters are never "
-        "errors. Each startup returned counts as one record against the Free monthly "
-        "allowance; page by incrementing `page` until `meta.hasMore` is false.",
+        "errors; what was ignored is named in `meta.warnings`. Each startup returned counts as "
+        "one record against the Free monthly allowance (a HEAD request spends nothing). Page "
+        "by `page` until `meta.hasMore` is false, or by `cursor` (stable while data changes): "
+        "send `meta.nextCursor` back until it is null. `Link` gives the next, previous and "
+        "first pages.",
         tags=[REST_TAG],
-        parameters=[StartupFilterSerializer, *REST_RESPONSE_HEADERS, RETRY_AFTER],
+        parameters=[StartupFilterSerializer, *REST_RESPONSE_HEADERS, RETRY_AFTER, LINK],
         responses={
             200: StartupPageSerializer,
             **error_responses(400, 401, 405, 429, 500),
@@ -142,19 +201,29 @@ class StartupListView(QuotaHeadersMixin, APIView):
         params.is_valid()
         caller = request_caller(request)
         limit = apply_limit(requested=params.requested_limit(), plan=caller.plan)
-        page = params.page_number()
+        filters, after = params.filters(), params.after()
+        page = None if after else params.page_number()
+        selected, field_warnings = parse_fields(
+            params.validated_data.get("fields"), StartupListSerializer
+        )
         # Pages keep the plan's page size so `page` means the same rows when records run low.
-        with quota_reservation(caller=caller, wanted=limit.value) as reservation:
+        offset = 0 if page is None else (page - 1) * limit.value
+        wanted = limit.value
+        with quota_reservation(caller=caller, wanted=wanted, spend=spends(request)) as reservation:
             result = startup_page(
-                filters=params.filters(), offset=(page - 1) * limit.value, limit=reservation.granted
+                filters=filters, offset=offset, limit=reservation.granted, after=after
             )
             reservation.use(len(result.startups))
         status = request_status(request, refresh=True)
+        has_more = result.more if page is None else page * limit.value < result.total
+        last = result.startups[-1] if result.startups else None
+        next_cursor = encode_cursor(after_of(last, filters.sort)) if has_more and last else None
         meta = {
             "total": result.total,
             "page": page,
             "limit": reservation.granted,
-            "has_more": page * limit.value < result.total,
+            "has_more": bool(has_more),
+            "next_cursor": next_cursor,
             **quota_meta(status),
         }
         if reservation.granted < limit.value:
@@ -166,11 +235,25 @@ class StartupListView(QuotaHeadersMixin, APIView):
             )
         elif limit.notice:
             meta["notice"] = limit.notice
+        if warnings := params.warnings() + field_warnings:
+            meta["warnings"] = warnings
         data = StartupListSerializer(result.startups, many=True).data
-        return Response({"data": data, "meta": meta})
+        if selected is not None:
+            data = [sparse(item, selected) for item in camelize(data)]
+        links = page_links(
+            request,
+            first={},
+            prev={"page": str(page - 1)} if page and page > 1 else None,
+            next=(
+                ({"cursor": next_cursor} if page is None else {"page": str(page + 1)})
+                if has_more and next_cursor
+                else None
+            ),
+        )
+        return Response({"data": data, "meta": meta}, headers={"Link": links})
 
 
-class StartupDetailView(QuotaHeadersMixin, APIView):
+class StartupDetailView(QuotaHeadersMixin, DocumentedOptions, APIView):
     renderer_classes = [CamelCaseJSONRenderer]
 
     @extend_schema(
@@ -178,10 +261,16 @@ class StartupDetailView(QuotaHeadersMixin, APIView):
         summary="One startup",
         description="The full profile of one startup; `verification` is filled only when the "
         "founder connected a payment provider. A successful call counts as one record against "
-        "the Free monthly allowance; a 404 costs nothing.",
+        "the Free monthly allowance; a 404 or a HEAD request costs nothing.",
         tags=[REST_TAG],
         parameters=[
             OpenApiParameter("slug", str, OpenApiParameter.PATH, description="The startup's slug."),
+            OpenApiParameter(
+                "fields",
+                str,
+                description="Sparse fieldset: comma-separated fields to return, nested ones "
+                "dotted (`name,slug,revenue.mrr`); unknown names are ignored.",
+            ),
             *REST_RESPONSE_HEADERS,
             RETRY_AFTER,
         ],
@@ -192,11 +281,15 @@ class StartupDetailView(QuotaHeadersMixin, APIView):
         examples=[OpenApiExample("A verified startup", value=_DETAIL_EXAMPLE, response_only=True)],
     )
     def get(self, request: Request, slug: str) -> Response:
+        selected, _ = parse_fields(request.query_params.get("fields"), StartupDetailSerializer)
         profile = startup_profile_json(slug=slug, request=request)
         if profile is None:  # checked first: a 404 spends nothing
             raise NotFound(f"No startup with slug '{slug}'")
-        with quota_reservation(caller=request_caller(request), wanted=1) as reservation:
+        caller = request_caller(request)
+        with quota_reservation(caller=caller, wanted=1, spend=spends(request)) as reservation:
             reservation.use(1)
+        if selected is not None:
+            return Response({"data": sparse(orjson.loads(profile), selected)})
         # The profile is already rendered JSON (camelCase): embedded as is.
         return Response({"data": orjson.Fragment(profile)})
 
@@ -281,6 +374,129 @@ def methodology_page(request: HttpRequest, version: str) -> HttpResponse:
         "docs/methodology.html",
         {"body": methodology_html(), "version": version},
     )
+
+
+class CategoryListView(QuotaHeadersMixin, DocumentedOptions, APIView):
+    renderer_classes = [CamelCaseJSONRenderer]
+
+    @extend_schema(
+        operation_id="listCategories",
+        summary="Categories with counts",
+        description="Every primary category of the published startups with how many startups "
+        "have it, largest first. Free of charge: spends none of the monthly allowance.",
+        tags=[REST_TAG],
+        parameters=[*REST_RESPONSE_HEADERS],
+        responses={200: CategoryListSerializer, **error_responses(400, 401, 405, 500)},
+    )
+    def get(self, request: Request) -> Response:
+        request_caller(request)  # a wrong key is still a 401
+        return Response({"data": CategoryCountSerializer(category_counts(), many=True).data})
+
+
+NDJSON = "application/x-ndjson"
+# Lines are sent in batches of about this many bytes (compressed separately when gzipped).
+_EXPORT_BATCH_BYTES = 64 * 1024
+
+
+def accepts_gzip(accept_encoding: str) -> bool:
+    """Whether Accept-Encoding allows gzip (by name or `*`, with a q-value above 0)."""
+    for part in accept_encoding.split(","):
+        coding, _, params = part.strip().partition(";")
+        if coding.strip().lower() in ("gzip", "*"):
+            q = params.strip().lower()
+            if not q.startswith("q=") or q[2:].strip() not in ("0", "0.0", "0.00", "0.000"):
+                return True
+    return False
+
+
+def _ndjson(items: Iterable[dict], trailer: Callable[[], dict]) -> Iterator[bytes]:
+    """One JSON document per line, batched; the trailer line last."""
+    batch = bytearray()
+    for item in items:
+        batch += orjson.dumps(item) + b"\n"
+        if len(batch) >= _EXPORT_BATCH_BYTES:
+            yield bytes(batch)
+            batch.clear()
+    yield bytes(batch) + orjson.dumps(trailer()) + b"\n"
+
+
+def _gzipped(chunks: Iterable[bytes]) -> Iterator[bytes]:
+    compressor = zlib.compressobj(6, zlib.DEFLATED, 31)  # 31: the gzip container
+    for chunk in chunks:
+        # A sync flush per batch: the client can decompress what it has received so far.
+        yield compressor.compress(chunk) + compressor.flush(zlib.Z_SYNC_FLUSH)
+    yield compressor.flush()
+
+
+class StartupExportView(QuotaHeadersMixin, DocumentedOptions, APIView):
+    renderer_classes = [CamelCaseJSONRenderer]
+
+    @extend_schema(
+        operation_id="exportStartups",
+        summary="Export startups (NDJSON, Pro)",
+        description="The whole filtered dataset (the list's filters, `sort` and `fields`) as "
+        "NDJSON: one list item per line (with `rank` and `updatedAt`), then a last line "
+        '`{"meta": {"count": N}}` (plus `warnings` when parameters were ignored); a stream '
+        "without that line was cut short. Streamed without Content-Length; gzip-compressed "
+        "when Accept-Encoding allows it. Pro plan only (Free: 403 `pro_required`); spends no "
+        "allowance.",
+        tags=[REST_TAG],
+        parameters=[
+            StartupExportFilterSerializer,
+            *REST_RESPONSE_HEADERS,
+            CONTENT_ENCODING,
+        ],
+        responses={
+            (200, NDJSON): OpenApiResponse(
+                OpenApiTypes.STR,
+                description="NDJSON lines: list items, then the count line.",
+                examples=[
+                    OpenApiExample(
+                        "Two startups",
+                        value='{"name":"Acme Analytics","slug":"acme-analytics",...}\n'
+                        '{"name":"Beta","slug":"beta",...}\n{"meta":{"count":2}}\n',
+                        response_only=True,
+                    )
+                ],
+            ),
+            **error_responses(400, 401, 403, 405, 500),
+        },
+    )
+    def get(self, request: Request) -> StreamingHttpResponse:
+        params = StartupExportFilterSerializer(data=request.query_params)
+        params.is_valid()
+        if request_caller(request).plan.name != PRO.name:
+            raise ProRequired(
+                "Exports are part of the Pro plan. Send the key of an account with an active "
+                "Pro subscription, or page through /api/v1/startups (cursor paging) on Free."
+            )
+        filters = params.filters()
+        selected, field_warnings = parse_fields(
+            params.validated_data.get("fields"), StartupListSerializer
+        )
+        warnings = params.warnings() + field_warnings
+        served = 0
+
+        def items() -> Iterator[dict]:
+            nonlocal served
+            for startup in startup_export(filters=filters):
+                served += 1
+                yield sparse(camelize(StartupListSerializer(startup).data), selected)
+
+        def trailer() -> dict:
+            meta = {"count": served}
+            if warnings:
+                meta["warnings"] = warnings
+            return {"meta": meta}
+
+        body = iter(()) if request.method == "HEAD" else _ndjson(items(), trailer)
+        response = StreamingHttpResponse(body, content_type=NDJSON)
+        response["Vary"] = "Accept-Encoding"
+        if accepts_gzip(request.META.get("HTTP_ACCEPT_ENCODING", "")):
+            response.streaming_content = _gzipped(body)
+            response["Content-Encoding"] = "gzip"
+        response["Content-Disposition"] = 'attachment; filename="startups.ndjson"'
+        return response
 
 
 def profile_page(request: HttpRequest, slug: str) -> HttpResponse:

@@ -319,7 +319,7 @@ def test_profile_is_404_without_a_live_ai_addon(client, kind):
 
     assert response.status_code == 404
     assert response.json()["error"]["code"] == "not_found"
-    assert set(response.json()["error"]) == {"code", "message"}
+    assert set(response.json()["error"]) == {"code", "message", "requestId"}
 
 
 def test_profile_queries_are_pinned(client, django_assert_num_queries):

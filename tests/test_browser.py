@@ -113,6 +113,8 @@ def test_the_api_docs_render_in_chromium_with_no_request_leaving_the_machine(liv
         "/api/v1/startups/{slug}",
         "/api/v1/startups/{slug}/history",
         "/api/v1/startups/{slug}/attestation",
+        "/api/v1/categories",
+        "/api/v1/exports/startups.ndjson",
         "/api/ai/discovery",
         "/api/ai/startups/{slug}",
     }

@@ -56,9 +56,10 @@ def test_names_every_public_route(text):
     assert set(routes) == names
     for name, path in routes.items():
         assert f" {path}`" in text, name
-        # Issue 15 §4: templates and the POST-only endpoint are never links (they 404 / 405).
+        # Issue 15 §4: templates and the POST-only endpoint are never links (they 404 / 405),
+        # nor is the Pro-only export (a key-less GET is 403).
         linked = f"(https://openstartup.example{path})" in text
-        assert linked == ("{" not in path and name != "mcp"), name
+        assert linked == ("{" not in path and name not in ("mcp", "startup-export")), name
 
 
 def test_parses_with_the_reference_llms_txt_parser(text, settings):

@@ -13,7 +13,7 @@ pytestmark = pytest.mark.django_db
 
 LIST_ITEM_KEYS = {
     "name", "slug", "icon", "description", "website", "category", "founderName", "revenue",
-    "onSale", "rank",
+    "onSale", "rank", "updatedAt",
 }  # fmt: skip
 DETAIL_KEYS = {
     "name", "slug", "icon", "description", "website", "category", "businessType", "founded",
@@ -73,6 +73,7 @@ def test_list_items_carry_every_documented_key_with_nulls_not_omissions(client):
     quota = body["meta"].pop("quota")
     assert body["meta"] == {
         "total": 1, "page": 1, "limit": 10, "hasMore": False, "plan": "Free", "maxLimit": 10,
+        "nextCursor": None,
     }  # fmt: skip
     assert quota["limit"] == 100 and quota["used"] == 1 and quota["remaining"] == 99
     assert TIMESTAMP.match(quota["resetsAt"])
@@ -375,7 +376,11 @@ def test_unknown_slug_is_a_json_404_naming_the_slug(client, path, slug):
     assert response.status_code == 404
     assert response["Content-Type"] == "application/json"
     assert response.json() == {
-        "error": {"code": "not_found", "message": f"No startup with slug '{slug}'"}
+        "error": {
+            "code": "not_found",
+            "message": f"No startup with slug '{slug}'",
+            "requestId": response["X-Request-Id"],
+        }
     }
 
 
@@ -408,7 +413,11 @@ def test_server_failure_under_api_is_a_json_500(client, monkeypatch):
     response = client.get("/api/v1/startups")
     assert response.status_code == 500
     assert response.json() == {
-        "error": {"code": "server_error", "message": "Server-side failure; retry later."}
+        "error": {
+            "code": "server_error",
+            "message": "Server-side failure; retry later.",
+            "requestId": response["X-Request-Id"],
+        }
     }
     assert response["Access-Control-Allow-Origin"] == "*"
 

@@ -113,7 +113,7 @@ class PageMeta(TypedDict, total=False):
     """`meta` of a list answer. `nextCursor` is present where the server pages by cursor."""
 
     total: int
-    page: int
+    page: int | None  # None when paging by cursor
     limit: int
     hasMore: bool
     nextCursor: str | None
@@ -121,6 +121,7 @@ class PageMeta(TypedDict, total=False):
     maxLimit: int
     quota: Quota | None
     notice: str
+    warnings: list[str]  # what the request sent that the server ignored
 
 
 class StartupPage(TypedDict):
