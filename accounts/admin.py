@@ -1,6 +1,7 @@
 from django.contrib import admin
 from django.contrib.auth.admin import UserAdmin
 
+from accounts.forms import AdminSignInForm
 from accounts.models import User
 from apikeys.models import ApiKey, Subscription
 
@@ -34,3 +35,7 @@ class AccountAdmin(UserAdmin):
         ("Allowance", {"fields": ("monthly_allowance_override",)}),
     )
     inlines = [SubscriptionInline, ApiKeyInline]
+
+
+# /admin/login/ gets the same lockout message as the dashboard's sign-in page.
+admin.site.login_form = AdminSignInForm

@@ -10,6 +10,9 @@ class User(AbstractUser):
     """
 
     is_verified = models.BooleanField(default=False)
+    # When the owner proved they read this address (signed link), or an operator made the
+    # account. Until then the account's API keys answer 403 `email_not_confirmed`.
+    email_confirmed_at = models.DateTimeField(null=True, blank=True)
     # Set by operators only ("contact the operator" for more records; `make bench` uses it for
     # its Free key): replaces a capped plan's monthly allowance for this account. Empty: the
     # plan's own number (quota/plans.py).

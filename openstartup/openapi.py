@@ -66,7 +66,7 @@ class LenientFieldSchema(OpenApiSerializerFieldExtension):
 
 # Statuses that the X-Service-* headers are on: every answer a /api/v1 view gives (a 400 is
 # refused earlier, see _ERRORS).
-STAMPED_STATUSES = [200, 401, 404, 405, 429, 500]
+STAMPED_STATUSES = [200, 401, 403, 404, 405, 429, 500]
 
 
 def _header(name: str, kind: Any, description: str, *, required: bool = False, **extra: Any):
@@ -128,34 +128,48 @@ AI_REQUEST_HEADERS = [
     )
 ]
 
-# Status: (code in the body, description).
+# Status: (code in the body, description). RATE_LIMITED is the 429 of a surface that has no
+# monthly allowance.
+RATE_LIMITED = "429 rate_limited"
 _ERRORS = {
     400: (
         "invalid_request",
         "Refused before reaching the API: an invalid Host header or more query parameters "
-        "than the server parses (1000). Invalid parameter *values* are never errors. Such an "
-        "answer may lack the X-Service-* headers.",
+        "than the server parses (1000), or `api_key_in_query`: an API key in the URL "
+        "(`api_key`, `apikey`, `key`); send it in a header. Invalid parameter *values* are "
+        "never errors. Such an answer may lack the X-Service-* headers.",
     ),
     401: (
         "invalid_api_key",
         "The key is wrong, revoked or empty, or the two headers carry different keys.",
+    ),
+    403: (
+        "email_not_confirmed",
+        "The key is good, but its account has not confirmed its e-mail address yet (the link "
+        "in the confirmation e-mail; the dashboard sends a new one).",
     ),
     404: ("not_found", "No startup with that slug on this surface."),
     405: ("method_not_allowed", "Only GET (and HEAD) are served."),
     429: (
         "monthly_quota_exceeded",
         "The Free allowance is used up until the 1st (UTC); `Retry-After` says in how many "
-        "seconds.",
+        "seconds. Or `rate_limited`: more requests in a minute than fair use allows "
+        "(`RateLimit` says how many are left; `Retry-After` when to retry).",
+    ),
+    RATE_LIMITED: (
+        "rate_limited",
+        "More requests in a minute than fair use allows; `Retry-After` says when to retry.",
     ),
     500: ("server_error", "Server-side failure; retry later."),
 }
 
 
-def error_responses(*statuses: int) -> dict[int, OpenApiResponse]:
+def error_responses(*statuses: int | str) -> dict[int, OpenApiResponse]:
     """The documented error answers of an operation; all share the one error object."""
     responses = {}
-    for status in statuses:
-        code, description = _ERRORS[status]
+    for entry in statuses:
+        code, description = _ERRORS[entry]
+        status = int(str(entry).split()[0])
         example = OpenApiExample(
             code, value={"error": {"code": code, "message": description}}, response_only=True
         )
@@ -170,8 +184,28 @@ RETRY_AFTER = OpenApiParameter(
     int,
     location=OpenApiParameter.HEADER,
     response=[429],
-    description="Seconds until the monthly allowance resets.",
+    description="Seconds until the monthly allowance resets (`monthly_quota_exceeded`) or until "
+    "a request is allowed again (`rate_limited`).",
 )
+
+# The per-minute fair-use limit (openstartup/ratelimit.py), IETF draft
+# draft-ietf-httpapi-ratelimit-headers; other policies may be listed in the same headers.
+FAIR_USE_HEADERS = [
+    _header(
+        "RateLimit-Policy",
+        str,
+        'Fair-use policy, e.g. `"fair-use";q=120;w=60` (requests per 60 s window); sent while '
+        "the limit is on.",
+        response=True,
+    ),
+    _header(
+        "RateLimit",
+        str,
+        'What is left of it, e.g. `"fair-use";r=119;t=1`: r requests left now, t seconds '
+        "until the burst is full again.",
+        response=True,
+    ),
+]
 
 
 # --- hooks (settings.SPECTACULAR_SETTINGS) ---------------------------------------------------

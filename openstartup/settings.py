@@ -147,6 +147,8 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "openstartup.middleware.ApiHeadersMiddleware",
     "quota.headers.QuotaHeadersMiddleware",
+    # Inside QuotaHeadersMiddleware, so its 429s carry the X-Service-* headers like any answer.
+    "openstartup.ratelimit.FairUseMiddleware",
     # Last, so it is the first to see a view's exception: a database outage becomes a 503.
     "openstartup.middleware.DatabaseUnavailableMiddleware",
 ]
@@ -250,6 +252,38 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 LOGIN_URL = "login"
+# Password sign-in (dashboard and admin) locks out after repeated failures (accounts/throttle.py):
+# SIGNIN_MAX_FAILURES wrong passwords for one account name, or SIGNIN_MAX_FAILURES_PER_ADDRESS
+# from one client address, pause sign-in for SIGNIN_LOCKOUT_SECONDS.
+AUTHENTICATION_BACKENDS = ["accounts.backends.LockoutModelBackend"]
+SIGNIN_MAX_FAILURES = env_int("SIGNIN_MAX_FAILURES", 5)
+SIGNIN_MAX_FAILURES_PER_ADDRESS = env_int("SIGNIN_MAX_FAILURES_PER_ADDRESS", 20)
+SIGNIN_LOCKOUT_SECONDS = env_int("SIGNIN_LOCKOUT_SECONDS", 900)
+# Sign-ups per client address (IPv6: per /64) per hour; 0 turns the limit off.
+SIGNUPS_PER_ADDRESS_PER_HOUR = env_int("SIGNUPS_PER_ADDRESS_PER_HOUR", 5)
+# How long an e-mail confirmation link works.
+EMAIL_CONFIRMATION_MAX_AGE_SECONDS = env_int("EMAIL_CONFIRMATION_MAX_AGE_SECONDS", 3 * 86400)
+# Fair use: requests per minute per caller (account with a key, else client address) on the
+# API surfaces and public pages, as a token bucket with a burst of the same size
+# (openstartup/ratelimit.py). 0 turns it off (load tests, the test suite).
+FAIR_USE_REQUESTS_PER_MINUTE = env_int("FAIR_USE_REQUESTS_PER_MINUTE", 120)
+
+# E-mail (confirmation links, sign-up notices). Without EMAIL_HOST, messages are printed to
+# stdout (console backend); with it, sent by SMTP.
+EMAIL_HOST = os.environ.get("EMAIL_HOST", "")
+EMAIL_BACKEND = os.environ.get("EMAIL_BACKEND") or (
+    "django.core.mail.backends.smtp.EmailBackend"
+    if EMAIL_HOST
+    else "django.core.mail.backends.console.EmailBackend"
+)
+EMAIL_PORT = env_int("EMAIL_PORT", 587)
+EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
+EMAIL_USE_SSL = env_bool("EMAIL_USE_SSL", False)
+EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", not EMAIL_USE_SSL)
+EMAIL_TIMEOUT = env_int("EMAIL_TIMEOUT", 10)
+DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "OpenStartup <noreply@localhost>")
+SERVER_EMAIL = DEFAULT_FROM_EMAIL
 LOGIN_REDIRECT_URL = "/dashboard/"
 LOGOUT_REDIRECT_URL = "/"
 

@@ -59,6 +59,7 @@ urlpatterns = [
         name="api-guide",
     ),
     path("admin/", admin.site.urls),
+    path("", include("accounts.urls")),
     path("", include("apikeys.urls")),
     path("", RedirectView.as_view(url="/llms.txt", permanent=False), name="home"),
 ]

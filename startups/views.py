@@ -8,7 +8,13 @@ from rest_framework.views import APIView
 
 from openstartup.errors import NotFound
 from openstartup.formats import iso_timestamp
-from openstartup.openapi import REST_RESPONSE_HEADERS, REST_TAG, RETRY_AFTER, error_responses
+from openstartup.openapi import (
+    FAIR_USE_HEADERS,
+    REST_RESPONSE_HEADERS,
+    REST_TAG,
+    RETRY_AFTER,
+    error_responses,
+)
 from quota.callers import request_caller
 from quota.headers import QuotaHeadersMixin, quota_meta, request_status
 from quota.plans import apply_limit, remaining_notice
@@ -103,10 +109,15 @@ class StartupListView(QuotaHeadersMixin, APIView):
         "errors. Each startup returned counts as one record against the Free monthly "
         "allowance; page by incrementing `page` until `meta.hasMore` is false.",
         tags=[REST_TAG],
-        parameters=[StartupFilterSerializer, *REST_RESPONSE_HEADERS, RETRY_AFTER],
+        parameters=[
+            StartupFilterSerializer,
+            *REST_RESPONSE_HEADERS,
+            RETRY_AFTER,
+            *FAIR_USE_HEADERS,
+        ],
         responses={
             200: StartupPageSerializer,
-            **error_responses(400, 401, 405, 429, 500),
+            **error_responses(400, 401, 403, 405, 429, 500),
         },
         examples=[OpenApiExample("A page", value=_LIST_EXAMPLE, response_only=True)],
     )
@@ -157,10 +168,11 @@ class StartupDetailView(QuotaHeadersMixin, APIView):
             OpenApiParameter("slug", str, OpenApiParameter.PATH, description="The startup's slug."),
             *REST_RESPONSE_HEADERS,
             RETRY_AFTER,
+            *FAIR_USE_HEADERS,
         ],
         responses={
             200: StartupEnvelopeSerializer,
-            **error_responses(400, 401, 404, 405, 429, 500),
+            **error_responses(400, 401, 403, 404, 405, 429, 500),
         },
         examples=[OpenApiExample("A verified startup", value=_DETAIL_EXAMPLE, response_only=True)],
     )
