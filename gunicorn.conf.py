@@ -39,6 +39,8 @@ accesslog = os.environ.get("GUNICORN_ACCESS_LOG", "-") or None
 errorlog = "-"
 loglevel = os.environ.get("LOG_LEVEL", "info").lower()
 access_log_format = '%(h)s "%(r)s" %(s)s %(b)s %(L)ss "%(a)s"'
+# API keys sent in the query string (refused with 400) never reach the access log.
+logger_class = "openstartup.accesslog.RedactingLogger"
 
 # Heartbeat files in memory, not on a possibly slow container disk.
 worker_tmp_dir = "/dev/shm" if os.path.isdir("/dev/shm") else None  # noqa: S108

@@ -26,6 +26,7 @@ from django.core.cache import cache
 from django.http import HttpRequest, HttpResponse
 
 from apikeys.authentication import key_account_of
+from openstartup.accesslog import SECRET_PARAMETERS
 from openstartup.errors import (
     ApiError,
     ApiKeyInQuery,
@@ -41,7 +42,7 @@ POLICY = "fair-use"
 WINDOW_SECONDS = 60
 # Query parameters that look like an API key: refused, so the key is not served as anonymous
 # and the client learns to use the header.
-KEY_PARAMETERS = frozenset({"api_key", "apikey", "key", "api-key"})
+KEY_PARAMETERS = SECRET_PARAMETERS
 EXEMPT_PATHS = frozenset({"/healthz", "/readyz"})
 # JSON-RPC code the MCP view uses for the API's own errors (mcpserver/views.py API_ERROR).
 MCP_API_ERROR = -32010
