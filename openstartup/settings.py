@@ -203,6 +203,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "openstartup.csp.ContentSecurityPolicyMiddleware",
     "openstartup.middleware.ApiHeadersMiddleware",
     "quota.headers.QuotaHeadersMiddleware",
     # Inside QuotaHeadersMiddleware, so its 429s carry the X-Service-* headers like any answer.

@@ -3,7 +3,7 @@ from django.contrib import admin
 from django.urls import include, path, re_path, register_converter
 from django.views.generic import RedirectView, TemplateView
 from drf_spectacular.renderers import OpenApiJsonRenderer2
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from aisurface import views as ai_views
 from mcpserver import views as mcp_views
@@ -48,7 +48,9 @@ urlpatterns = [
     ),
     path(
         "docs/",
-        SpectacularSwaggerView.as_view(url_name="openapi-schema", authentication_classes=[]),
+        # The split view serves its start-up script from a URL, not inline (CSP: scripts from
+        # this site only).
+        SpectacularSwaggerSplitView.as_view(url_name="openapi-schema", authentication_classes=[]),
         name="api-docs",
     ),
     path(
