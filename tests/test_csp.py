@@ -43,9 +43,11 @@ def test_every_html_page_has_a_self_only_content_security_policy(pages):
         assert "frame-ancestors 'none'" in policy, path
 
 
-def test_no_page_has_an_inline_script(pages):
+def test_no_page_has_an_inline_script_or_style_element(pages):
     for path, response in pages.items():
-        assert not INLINE_SCRIPT.findall(response.content.decode()), path
+        html = response.content.decode()
+        assert not INLINE_SCRIPT.findall(html), path
+        assert "<style" not in html, path
 
 
 def test_the_api_answers_carry_no_page_policy(client, db):
