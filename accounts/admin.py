@@ -32,6 +32,8 @@ class AccountAdmin(UserAdmin):
     fieldsets = (
         *UserAdmin.fieldsets,
         ("Owner verification", {"fields": ("is_verified",)}),
+        # Keys work only once this is set (the signed link sets it; operators may too).
+        ("E-mail confirmation", {"fields": ("email_confirmed_at",)}),
         ("Allowance", {"fields": ("monthly_allowance_override",)}),
     )
     inlines = [SubscriptionInline, ApiKeyInline]
