@@ -13,6 +13,17 @@ SECRET_PARAMETERS = frozenset({"api_key", "apikey", "key", "api-key"})
 REDACTED = "[redacted]"
 
 
+def is_secret_parameter(name: str) -> bool:
+    """Whether a raw (still percent-encoded) query parameter name is a key-like one."""
+    return unquote_plus(name).strip().lower() in SECRET_PARAMETERS
+
+
+def has_secret_parameter(query: str) -> bool:
+    """Whether a raw query string carries a key-like parameter (no limit on how many pairs,
+    unlike Django's QueryDict: a long query is not an error here)."""
+    return any(is_secret_parameter(pair.partition("=")[0]) for pair in query.split("&") if pair)
+
+
 def redact_query(query: str) -> str:
     """The query string with the values of key-like parameters replaced."""
     if not query:
@@ -20,7 +31,7 @@ def redact_query(query: str) -> str:
     parts = []
     for pair in query.split("&"):
         name, sep, _ = pair.partition("=")
-        if unquote_plus(name).strip().lower() in SECRET_PARAMETERS:
+        if is_secret_parameter(name):
             pair = f"{name}={REDACTED}"
         parts.append(pair)
     return "&".join(parts)

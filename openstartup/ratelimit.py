@@ -26,7 +26,7 @@ from django.core.cache import cache
 from django.http import HttpRequest, HttpResponse
 
 from apikeys.authentication import key_account_of
-from openstartup.accesslog import SECRET_PARAMETERS
+from openstartup.accesslog import has_secret_parameter
 from openstartup.errors import (
     ApiError,
     ApiKeyInQuery,
@@ -40,9 +40,8 @@ logger = logging.getLogger("openstartup.cache")  # logged at most once a minute 
 
 POLICY = "fair-use"
 WINDOW_SECONDS = 60
-# Query parameters that look like an API key: refused, so the key is not served as anonymous
-# and the client learns to use the header.
-KEY_PARAMETERS = SECRET_PARAMETERS
+# Query parameters that look like an API key (openstartup/accesslog.py SECRET_PARAMETERS) are
+# refused, so the key is not served as anonymous and the client learns to use the header.
 EXEMPT_PATHS = frozenset({"/healthz", "/readyz"})
 # JSON-RPC code the MCP view uses for the API's own errors (mcpserver/views.py API_ERROR).
 MCP_API_ERROR = -32010
@@ -211,8 +210,10 @@ def _refusal(request: HttpRequest, error: ApiError) -> HttpResponse:
 
 
 def _key_in_query(request: HttpRequest) -> bool:
-    return request.path.startswith("/api/") and any(
-        name.lower() in KEY_PARAMETERS for name in request.GET
+    # The raw query string, not request.GET: parsing it here would refuse more parameters
+    # than Django parses on routes that never read their query string.
+    return request.path.startswith("/api/") and has_secret_parameter(
+        request.META.get("QUERY_STRING", "")
     )
 
 

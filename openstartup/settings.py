@@ -387,6 +387,10 @@ CORS_EXPOSE_HEADERS = [
     "X-Service-Quota-Remaining",
     "X-Service-Quota-Reset",
     "ETag",
+    # The fair-use limit (openstartup/ratelimit.py).
+    "RateLimit",
+    "RateLimit-Policy",
+    "Retry-After",
 ]
 
 REST_FRAMEWORK = {
