@@ -88,3 +88,17 @@ def signup_allowed(*, client: str) -> bool:
         return False
     _bump(key, 3600)
     return True
+
+
+# Confirmation e-mails an account may ask for again per hour (the address may not be its owner's:
+# this bounds how often a stranger's sign-up can make the service write to it).
+CONFIRMATION_RESENDS_PER_HOUR = 3
+
+
+def confirmation_resend_allowed(*, account_id: int) -> bool:
+    """Count a resend of the confirmation e-mail; False once the hourly limit is reached."""
+    key = f"confirm-resends:account:{account_id}"
+    if _count(key) >= CONFIRMATION_RESENDS_PER_HOUR:
+        return False
+    _bump(key, 3600)
+    return True

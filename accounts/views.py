@@ -9,6 +9,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
 from accounts.services import email_confirm, email_confirmation_send
+from accounts.throttle import confirmation_resend_allowed
 
 
 def site_base_url(request: HttpRequest) -> str:
@@ -35,7 +36,13 @@ def confirm(request: HttpRequest, token: str) -> HttpResponse:
 @login_required
 @require_POST
 def confirm_resend(request: HttpRequest) -> HttpResponse:
-    if request.user.email_confirmed_at is None:
-        email_confirmation_send(account=request.user, base_url=site_base_url(request))
-        messages.success(request, f"We sent a new confirmation link to {request.user.email}.")
+    if request.user.email_confirmed_at is not None:
+        return redirect("dashboard")
+    if not confirmation_resend_allowed(account_id=request.user.pk):
+        messages.error(
+            request, "We already sent several links this hour; check your inbox and spam folder."
+        )
+        return redirect("dashboard")
+    email_confirmation_send(account=request.user, base_url=site_base_url(request))
+    messages.success(request, f"We sent a new confirmation link to {request.user.email}.")
     return redirect("dashboard")

@@ -94,6 +94,13 @@ def test_the_dashboard_resends_the_confirmation_link(client, db, mailoutbox):
     assert account.email_confirmed_at is not None
 
 
+def test_resending_is_limited_so_a_strangers_inbox_is_not_flooded(client, db, mailoutbox):
+    client.force_login(make_account(confirmed=False))
+    for _ in range(5):
+        client.post("/accounts/confirm/resend/")
+    assert len(mailoutbox) == 3
+
+
 def test_accounts_made_by_the_operator_command_are_confirmed(db, client):
     out = io.StringIO()
     call_command("create_api_key", "ops-made@example.com", stdout=out, stderr=io.StringIO())
