@@ -1,5 +1,13 @@
-from django.contrib.auth.models import AbstractUser
+from django.contrib.auth.models import AbstractUser, UserManager
 from django.db import models
+from django.utils import timezone
+
+
+class AccountManager(UserManager):
+    def create_superuser(self, username, email=None, password=None, **extra_fields):
+        # Made by an operator (`createsuperuser`): the address needs no confirming.
+        extra_fields.setdefault("email_confirmed_at", timezone.now())
+        return super().create_superuser(username, email, password, **extra_fields)
 
 
 class User(AbstractUser):
@@ -21,6 +29,8 @@ class User(AbstractUser):
         blank=True,
         help_text="Records per month on capped plans for this account; empty: the plan's.",
     )
+
+    objects = AccountManager()
 
     class Meta:
         db_table = "accounts_user"

@@ -203,3 +203,14 @@ def test_a_correct_password_before_the_limit_clears_the_failures(client, db, set
     for _ in range(settings.SIGNIN_MAX_FAILURES - 1):
         login(client, "/accounts/login/", "typo@example.com", "wrong-password")
     assert login(client, "/accounts/login/", "typo@example.com", PASSWORD).status_code == 302
+
+
+def test_accounts_made_by_createsuperuser_are_confirmed(db):
+    call_command(
+        "createsuperuser",
+        username="root@example.com",
+        email="root@example.com",
+        interactive=False,
+        stdout=io.StringIO(),
+    )
+    assert User.objects.get(username="root@example.com").email_confirmed_at is not None

@@ -1,6 +1,8 @@
 from django.db import migrations, models
 from django.utils import timezone
 
+import accounts.models
+
 
 def confirm_existing_accounts(apps, schema_editor):
     # Accounts made before confirmation existed keep working keys.
@@ -17,4 +19,8 @@ class Migration(migrations.Migration):
             field=models.DateTimeField(blank=True, null=True),
         ),
         migrations.RunPython(confirm_existing_accounts, migrations.RunPython.noop),
+        migrations.AlterModelManagers(
+            name="user",
+            managers=[("objects", accounts.models.AccountManager())],
+        ),
     ]
