@@ -1,6 +1,7 @@
 """Writes to founders' accounts. The username is the e-mail address, lower-cased."""
 
 from django.conf import settings
+from django.contrib.auth.hashers import make_password
 from django.core import signing
 from django.core.mail import send_mail
 from django.utils import timezone
@@ -103,6 +104,7 @@ def account_sign_up(*, email: str, password: str, base_url: str) -> User | None:
     no change (None). The page answers both alike."""
     existing = account_find(email=email)
     if existing is not None:
+        make_password(password)  # as slow as creating an account: timing reveals nothing either
         signup_attempt_notify(account=existing, base_url=base_url)
         return None
     account = account_create(email=email, password=password)
