@@ -2,13 +2,17 @@
 connections must not stall the service, and an endless request line is refused, not a 500."""
 
 import socket
+import subprocess
+import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
 from tests.test_faults import gunicorn_server, http_get
 
+ROOT = Path(__file__).resolve().parent.parent
 QUIET = {"GUNICORN_ACCESS_LOG": "", "LOG_LEVEL": "CRITICAL"}
 
 
@@ -78,3 +82,22 @@ def test_an_oversized_header_field_is_refused_not_served(size):
         answer = conn.recv(65536)
         conn.close()
         assert answer.split(b" ", 2)[1] in {b"400", b"431"}
+
+
+def test_the_gunicorn_config_bounds_request_sizes_and_uses_the_threaded_worker():
+    run = subprocess.run(
+        [str(Path(sys.executable).parent / "gunicorn"), "--print-config", "openstartup.wsgi"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert run.returncode == 0, run.stderr
+    config = {
+        name.strip(): value.strip()
+        for name, _, value in (line.partition("=") for line in run.stdout.splitlines())
+    }
+    assert config["worker_class"] == "openstartup.gunicorn_worker.ThreadWorker"
+    assert config["limit_request_line"] == "8190"
+    assert config["limit_request_field_size"] == "8190"
+    assert config["logger_class"] == "openstartup.accesslog.RedactingLogger"
