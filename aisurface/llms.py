@@ -258,8 +258,8 @@ def llms_txt(request: HttpRequest) -> str:
             "RateLimit headers."
             if settings.FAIR_USE_REQUESTS_PER_MINUTE > 0
             else ""
-        ),
-        "- Never put an API key in a URL: a query-string key gets 400 `api_key_in_query`.",
+        )
+        + " Never put an API key in a URL: a query-string key gets 400 `api_key_in_query`.",
         f"- [Data use]({guide}#data-use): Credit the service with a link to the startup's "
         "profile URL where data is shown. Do not resell the raw dataset. Do not present "
         "self-reported figures as verified. More than 50 records per request or a bulk export: "
