@@ -13,11 +13,16 @@ from openstartup.settings import TRUSTED_PROXIES, env_int
 
 bind = os.environ.get("GUNICORN_BIND") or f"127.0.0.1:{env_int('PORT', 8000)}"
 
-# Requests are short and mostly wait on PostgreSQL: the classic 2 x cores + 1 sync workers,
-# capped so a large machine does not open more database connections than the pool allows.
+# Requests are short and mostly wait on PostgreSQL: 2 x cores + 1 workers, capped so a large
+# machine does not open more database connections than the pool allows.
 workers = env_int("WEB_CONCURRENCY", min(2 * multiprocessing.cpu_count() + 1, 12))
-# More than one thread switches to the gthread worker (one database connection per thread).
-threads = env_int("GUNICORN_THREADS", 1)
+# The threaded worker, always: a connection that has not sent its request yet waits in the
+# worker's poller, not in a thread, so slow or half-open clients cannot take every worker (the
+# sync worker gives each connection a whole process until it is done). One database connection
+# per thread. A client that drips its headers still holds a thread: the proxy in front must
+# buffer requests (docs/deployment.md).
+worker_class = "openstartup.gunicorn_worker.ThreadWorker"
+threads = env_int("GUNICORN_THREADS", 4)
 
 # A worker silent for `timeout` seconds is killed and replaced; on SIGTERM (deploys, scale-in)
 # workers get `graceful_timeout` seconds to finish the requests they hold. Keep `timeout` well
@@ -42,12 +47,14 @@ errorlog = "-"
 loglevel = os.environ.get("LOG_LEVEL", "info").lower()
 # The last field is the response's X-Request-Id (the one in error bodies and app logs).
 access_log_format = '%(h)s "%(r)s" %(s)s %(b)s %(L)ss "%(a)s" %({x-request-id}o)s'
+# API keys sent in the query string (refused with 400) never reach the access log.
+logger_class = "openstartup.accesslog.RedactingLogger"
 
 # Heartbeat files in memory, not on a possibly slow container disk.
 worker_tmp_dir = "/dev/shm" if os.path.isdir("/dev/shm") else None  # noqa: S108
 
-# The API answers long query strings itself (10 KB and more; Django bounds the parameter count
-# with DATA_UPLOAD_MAX_NUMBER_FIELDS), so gunicorn must not cut request lines at its 4 KB default
-# with an HTML error. Its only settings are 0 (unlimited) or at most 8190; a proxy in front
-# should allow request lines of at least 16 KB.
-limit_request_line = 0
+# Bounded request sizes (gunicorn's largest settings): an unbounded request line let a 16 MB
+# line run a worker into its timeout. Longer lines and header fields get gunicorn's own 400/431.
+limit_request_line = 8190
+limit_request_field_size = 8190
+limit_request_fields = 100

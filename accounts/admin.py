@@ -1,6 +1,7 @@
 from django.contrib import admin
 from django.contrib.auth.admin import UserAdmin
 
+from accounts.forms import AdminSignInForm
 from accounts.models import User
 from apikeys.models import ApiKey, Subscription
 
@@ -31,6 +32,12 @@ class AccountAdmin(UserAdmin):
     fieldsets = (
         *UserAdmin.fieldsets,
         ("Owner verification", {"fields": ("is_verified",)}),
+        # Keys work only once this is set (the signed link sets it; operators may too).
+        ("E-mail confirmation", {"fields": ("email_confirmed_at",)}),
         ("Allowance", {"fields": ("monthly_allowance_override",)}),
     )
     inlines = [SubscriptionInline, ApiKeyInline]
+
+
+# /admin/login/ gets the same lockout message as the dashboard's sign-in page.
+admin.site.login_form = AdminSignInForm

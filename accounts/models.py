@@ -1,5 +1,13 @@
-from django.contrib.auth.models import AbstractUser
+from django.contrib.auth.models import AbstractUser, UserManager
 from django.db import models
+from django.utils import timezone
+
+
+class AccountManager(UserManager):
+    def create_superuser(self, username, email=None, password=None, **extra_fields):
+        # Made by an operator (`createsuperuser`): the address needs no confirming.
+        extra_fields.setdefault("email_confirmed_at", timezone.now())
+        return super().create_superuser(username, email, password, **extra_fields)
 
 
 class User(AbstractUser):
@@ -10,6 +18,9 @@ class User(AbstractUser):
     """
 
     is_verified = models.BooleanField(default=False)
+    # When the owner proved they read this address (signed link), or an operator made the
+    # account. Until then the account's API keys answer 403 `email_not_confirmed`.
+    email_confirmed_at = models.DateTimeField(null=True, blank=True)
     # Set by operators only ("contact the operator" for more records; `make bench` uses it for
     # its Free key): replaces a capped plan's monthly allowance for this account. Empty: the
     # plan's own number (quota/plans.py).
@@ -18,6 +29,8 @@ class User(AbstractUser):
         blank=True,
         help_text="Records per month on capped plans for this account; empty: the plan's.",
     )
+
+    objects = AccountManager()
 
     class Meta:
         db_table = "accounts_user"

@@ -18,13 +18,16 @@ from openstartup.formats import site_url
 from quota.plans import FREE, PRO
 
 # Routes that are not part of the public surface: "/" only redirects to this file; the
-# dashboard's form actions are reached from the dashboard page, not addressed directly; the
+# dashboard's form actions and e-mailed links are reached from there, not addressed directly; the
 # health probes are for load balancers; the bench views exist only under `make bench`.
 HIDDEN_ROUTES = {
     "home",
     "logout",
     "key-create",
     "key-revoke",
+    # The e-mailed confirmation link and the dashboard's "send it again" button.
+    "email-confirm",
+    "email-confirm-resend",
     "healthz",
     "readyz",
     "bench-bare",
@@ -300,7 +303,15 @@ def llms_txt(request: HttpRequest) -> str:
     by_section[FAIR_USE] = [
         f"- [Fair use]({guide}#data-use): About 60 requests per minute. Cache what you fetch, "
         "page instead of repeating queries; do not rotate IP addresses or create extra accounts "
-        "to avoid the Free allowance. Abusive traffic may be blocked.",
+        "to avoid the Free allowance. Abusive traffic may be blocked."
+        + (
+            f" Enforced: more than {settings.FAIR_USE_REQUESTS_PER_MINUTE} requests in a minute "
+            "per caller (key account or address) get 429 `rate_limited` with Retry-After and "
+            "RateLimit headers."
+            if settings.FAIR_USE_REQUESTS_PER_MINUTE > 0
+            else ""
+        )
+        + " Never put an API key in a URL: a query-string key gets 400 `api_key_in_query`.",
         f"- [Data use]({guide}#data-use): Credit the service with a link to the startup's "
         "profile URL where data is shown. Do not resell the raw dataset. Do not present "
         "self-reported figures as verified. More than 50 records per request or a bulk export: "

@@ -20,6 +20,9 @@ from openstartup.openapi import (
     AI_REQUEST_HEADERS,
     AI_RESPONSE_HEADERS,
     AI_TAG,
+    FAIR_USE_HEADERS,
+    RATE_LIMITED,
+    RETRY_AFTER,
     DocumentedOptions,
     error_responses,
 )
@@ -91,11 +94,17 @@ class AiDiscoveryView(DocumentedOptions, APIView):
         "set). Cached for up to 5 minutes; does not spend the monthly allowance. Invalid filter "
         "values are ignored, never errors.",
         tags=[AI_TAG],
-        parameters=[AiDiscoveryFilterSerializer, *AI_REQUEST_HEADERS, *AI_RESPONSE_HEADERS],
+        parameters=[
+            AiDiscoveryFilterSerializer,
+            *AI_REQUEST_HEADERS,
+            *AI_RESPONSE_HEADERS,
+            RETRY_AFTER,
+            *FAIR_USE_HEADERS,
+        ],
         responses={
             200: AiDiscoverySerializer,
             304: _NOT_MODIFIED,
-            **error_responses(400, 401, 405, 500),
+            **error_responses(400, 401, 403, 405, RATE_LIMITED, 500),
         },
         examples=[OpenApiExample("An index", value=_DISCOVERY_EXAMPLE, response_only=True)],
     )
@@ -122,11 +131,13 @@ class AiProfileView(DocumentedOptions, APIView):
             OpenApiParameter("slug", str, OpenApiParameter.PATH, description="The startup's slug."),
             *AI_REQUEST_HEADERS,
             *AI_RESPONSE_HEADERS,
+            RETRY_AFTER,
+            *FAIR_USE_HEADERS,
         ],
         responses={
             200: AiProfileSerializer,
             304: _NOT_MODIFIED,
-            **error_responses(400, 401, 404, 405, 500),
+            **error_responses(400, 401, 403, 404, 405, RATE_LIMITED, 500),
         },
         examples=[OpenApiExample("A profile", value=_PROFILE_EXAMPLE, response_only=True)],
     )

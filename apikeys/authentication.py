@@ -36,9 +36,24 @@ def raw_key_from(request: HttpRequest) -> str | None:
 
 def key_account_of(request: HttpRequest) -> KeyAccount | None:
     """The account of the key a request carries, None without one; InvalidApiKey for a wrong,
-    revoked or unusable one. Every surface authenticates through this."""
-    raw = raw_key_from(request)
-    return None if raw is None else api_key_authenticate(raw=raw)
+    revoked or unusable one. Every surface authenticates through this, once per request: the
+    answer (or the refusal) is kept on the request for the next caller (the fair-use limiter
+    asks first, then the view)."""
+    outcome = getattr(request, "_key_account", _UNSET)
+    if outcome is _UNSET:
+        try:
+            raw = raw_key_from(request)
+            outcome = None if raw is None else api_key_authenticate(raw=raw)
+        except InvalidApiKey as error:
+            outcome = error
+        request._key_account = outcome
+    if isinstance(outcome, InvalidApiKey):
+        # A fresh copy each time: DRF and the handlers add headers to the one they get.
+        raise type(outcome)(outcome.message, headers=dict(outcome.headers))
+    return outcome
+
+
+_UNSET = object()
 
 
 class ApiKeyAuthentication(BaseAuthentication):
@@ -48,7 +63,8 @@ class ApiKeyAuthentication(BaseAuthentication):
         try:
             account = key_account_of(request._request)
         except InvalidApiKey as error:
-            error.headers.setdefault("WWW-Authenticate", self.authenticate_header(request))
+            if error.status_code == 401:
+                error.headers.setdefault("WWW-Authenticate", self.authenticate_header(request))
             raise
         return None if account is None else (account, account)
 

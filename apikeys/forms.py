@@ -1,6 +1,7 @@
 from django import forms
 from django.contrib.auth.forms import AuthenticationForm, UserCreationForm
 
+from accounts.forms import LockoutFormMixin
 from accounts.models import User
 
 
@@ -17,15 +18,15 @@ class SignUpForm(UserCreationForm):
         self.fields["email"].widget.attrs.update(autocomplete="email", autofocus=True)
 
     def clean_email(self) -> str:
+        # A registered address is not an error here: the page answers as for a new one and
+        # e-mails the owner instead (apikeys/views.py), so it never reveals who is registered.
         email = self.cleaned_data["email"].strip().lower()
-        if User.objects.filter(username__iexact=email).exists():
-            raise forms.ValidationError("An account with this e-mail already exists.")
         # Lets the password validators compare the password with the e-mail.
         self.instance.username = email
         return email
 
 
-class SignInForm(AuthenticationForm):
+class SignInForm(LockoutFormMixin, AuthenticationForm):
     username = forms.EmailField(
         label="Email", widget=forms.EmailInput(attrs={"autofocus": True, "autocomplete": "email"})
     )

@@ -12,7 +12,7 @@ from accounts.models import User
 from apikeys import keys
 from apikeys.models import ApiKey, Subscription
 from openstartup import readcache
-from openstartup.errors import InvalidApiKey
+from openstartup.errors import EmailNotConfirmed, InvalidApiKey
 from quota.plans import PlanLimits, plan_for
 
 # last_used_at is shown with minute precision; writing it at most once a minute keeps the
@@ -47,6 +47,7 @@ class KeyRecord:
     allowance_override: int | None
     pro_until: datetime | None  # end of the latest Pro period running when it was read
     last_used_at: datetime | None
+    email_confirmed: bool
 
 
 @dataclass(frozen=True)
@@ -73,11 +74,16 @@ def _key_record(*, digest: str, now: datetime) -> KeyRecord | None:
             )
         )
         .values_list(
-            "pk", "account_id", "account__monthly_allowance_override", "pro_until", "last_used_at"
+            "pk",
+            "account_id",
+            "account__monthly_allowance_override",
+            "pro_until",
+            "last_used_at",
+            "account__email_confirmed_at",
         )
         .first()
     )
-    return None if row is None else KeyRecord(*row)
+    return None if row is None else KeyRecord(*row[:5], email_confirmed=row[5] is not None)
 
 
 def api_key_authenticate(*, raw: str, now: datetime | None = None) -> KeyAccount:
@@ -85,7 +91,8 @@ def api_key_authenticate(*, raw: str, now: datetime | None = None) -> KeyAccount
 
     `raw` is the key exactly as the client sent it (no scheme, surrounding whitespace
     stripped). Malformed, unknown, revoked keys and keys of deactivated accounts all raise
-    InvalidApiKey (401 `invalid_api_key`); callers must never fall back to anonymous access.
+    InvalidApiKey (401 `invalid_api_key`); a good key of an account whose e-mail address is not
+    confirmed raises EmailNotConfirmed (403); callers must never fall back to anonymous access.
     Used by the DRF authentication class and the MCP view alike. The lookup is one query, or
     none while this process holds a current copy (openstartup/readcache.py): a revocation or
     a plan change anywhere shows on the very next request, on every server.
@@ -97,6 +104,8 @@ def api_key_authenticate(*, raw: str, now: datetime | None = None) -> KeyAccount
     record = readcache.key_record(digest, lambda: _key_record(digest=digest, now=now))
     if record is None:
         raise InvalidApiKey()
+    if not record.email_confirmed:
+        raise EmailNotConfirmed()
     if record.last_used_at is None or now - record.last_used_at >= LAST_USED_RESOLUTION:
         ApiKey.objects.filter(pk=record.key_id).update(last_used_at=now)
         record.last_used_at = now

@@ -1,7 +1,6 @@
 """The founders' dashboard: sign up, plan and usage, create and revoke keys."""
 
 from django.contrib import messages
-from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.views import LoginView
 from django.http import Http404, HttpRequest, HttpResponse
@@ -9,7 +8,9 @@ from django.shortcuts import redirect, render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 
-from accounts.services import account_create
+from accounts.services import account_sign_up
+from accounts.throttle import SIGNUP_THROTTLED_MESSAGE, request_client, signup_allowed
+from accounts.views import site_base_url
 from apikeys.forms import ApiKeyCreateForm, SignInForm, SignUpForm
 from apikeys.selectors import api_key_get, api_key_list
 from apikeys.services import account_plan, api_key_create, api_key_revoke
@@ -27,12 +28,15 @@ def sign_up(request: HttpRequest) -> HttpResponse:
         return redirect("dashboard")
     form = SignUpForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
-        account = account_create(
-            email=form.cleaned_data["email"], password=form.cleaned_data["password1"]
+        if not signup_allowed(client=request_client(request)):
+            form.add_error(None, SIGNUP_THROTTLED_MESSAGE)
+            return render(request, "apikeys/signup.html", {"form": form}, status=429)
+        email = form.cleaned_data["email"]
+        # The same answer whether or not the address is registered (its owner gets an e-mail).
+        account_sign_up(
+            email=email, password=form.cleaned_data["password1"], base_url=site_base_url(request)
         )
-        login(request, account, backend="django.contrib.auth.backends.ModelBackend")
-        messages.success(request, "Welcome! Create your first API key below.")
-        return redirect("dashboard")
+        return render(request, "accounts/signup_done.html", {"email": email})
     return render(request, "apikeys/signup.html", {"form": form})
 
 

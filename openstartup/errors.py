@@ -46,6 +46,32 @@ class InvalidApiKey(ApiError):
     message = "The API key is wrong or was revoked."
 
 
+class EmailNotConfirmed(InvalidApiKey):
+    """A good key of an account whose e-mail address is not confirmed yet. A kind of refused
+    key, so every place that refuses keys refuses it too (never served as anonymous)."""
+
+    status_code = status.HTTP_403_FORBIDDEN
+    code = "email_not_confirmed"
+    message = (
+        "This key's account has not confirmed its e-mail address yet: open the link in the "
+        "confirmation e-mail, or sign in at /dashboard/ to send a new one."
+    )
+
+
+class RateLimited(ApiError):
+    status_code = status.HTTP_429_TOO_MANY_REQUESTS
+    code = "rate_limited"
+    message = "Too many requests; slow down and retry after `Retry-After` seconds."
+
+
+class ApiKeyInQuery(ApiError):
+    code = "api_key_in_query"
+    message = (
+        "Never put an API key in the URL (it ends up in logs and histories): send it as "
+        "'Authorization: Bearer <key>' or 'X-API-Key: <key>'."
+    )
+
+
 class QuotaExceeded(ApiError):
     status_code = status.HTTP_429_TOO_MANY_REQUESTS
     code = "monthly_quota_exceeded"

@@ -116,13 +116,14 @@ RATELIMIT_HEADERS = [
         "RateLimit-Policy",
         str,
         'Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;'
-        "w=<seconds in this calendar month>` (one unit is one record). Other policies, such as "
-        "a per-minute fair-use limit, may be listed beside it.",
+        "w=<seconds in this calendar month>` (one unit is one record). While the per-minute "
+        'fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`.',
     ),
     _header(
         "RateLimit",
         str,
-        'Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`.',
+        'Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the '
+        'fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`.',
     ),
 ]
 REST_RESPONSE_HEADERS += [*RATELIMIT_HEADERS, REQUEST_ID]
@@ -174,19 +175,28 @@ AI_REQUEST_HEADERS = [
     )
 ]
 
-# Status: (code in the body, description).
+# Status: (code in the body, description). RATE_LIMITED is the 429 of a surface that has no
+# monthly allowance.
+RATE_LIMITED = "429 rate_limited"
+PRO_REQUIRED = "403 pro_required"
 _ERRORS = {
     400: (
         "invalid_request",
         "Refused before reaching the API: an invalid Host header or more query parameters "
-        "than the server parses (1000). Invalid parameter *values* are never errors. Such an "
-        "answer may lack the X-Service-* headers.",
+        "than the server parses (1000), or `api_key_in_query`: an API key in the URL "
+        "(`api_key`, `apikey`, `key`); send it in a header. Invalid parameter *values* are "
+        "never errors. Such an answer may lack the X-Service-* headers.",
     ),
     401: (
         "invalid_api_key",
         "The key is wrong, revoked or empty, or the two headers carry different keys.",
     ),
     403: (
+        "email_not_confirmed",
+        "The key is good, but its account has not confirmed its e-mail address yet (the link "
+        "in the confirmation e-mail; the dashboard sends a new one).",
+    ),
+    PRO_REQUIRED: (
         "pro_required",
         "Exports are part of the Pro plan: send the key of an account with an active Pro "
         "subscription (Free plans page through /api/v1/startups instead).",
@@ -196,17 +206,24 @@ _ERRORS = {
     429: (
         "monthly_quota_exceeded",
         "The Free allowance is used up until the 1st (UTC); `Retry-After` says in how many "
-        "seconds.",
+        "seconds. Or `rate_limited`: more requests in a minute than fair use allows "
+        "(`RateLimit` says how many are left; `Retry-After` when to retry).",
+    ),
+    RATE_LIMITED: (
+        "rate_limited",
+        "More requests in a minute than fair use allows; `Retry-After` says when to retry.",
     ),
     500: ("server_error", "Server-side failure; retry later."),
 }
 
 
-def error_responses(*statuses: int) -> dict[int, OpenApiResponse]:
-    """The documented error answers of an operation; all share the one error object."""
-    responses = {}
-    for status in statuses:
-        code, description = _ERRORS[status]
+def error_responses(*statuses: int | str) -> dict[int, OpenApiResponse]:
+    """The documented error answers of an operation; all share the one error object. Two
+    entries with one status (403 and PRO_REQUIRED) are documented as one answer with both."""
+    responses: dict[int, OpenApiResponse] = {}
+    for entry in statuses:
+        code, description = _ERRORS[entry]
+        status = int(str(entry).split()[0])
         example = OpenApiExample(
             code,
             value={
@@ -218,8 +235,12 @@ def error_responses(*statuses: int) -> dict[int, OpenApiResponse]:
             },
             response_only=True,
         )
+        earlier = responses.get(status)
         responses[status] = OpenApiResponse(
-            ErrorSerializer, description=f"`{code}`: {description}", examples=[example]
+            ErrorSerializer,
+            description=(f"{earlier.description} Or " if earlier else "")
+            + f"`{code}`: {description}",
+            examples=[*(earlier.examples if earlier else []), example],
         )
     return responses
 
@@ -229,8 +250,28 @@ RETRY_AFTER = OpenApiParameter(
     int,
     location=OpenApiParameter.HEADER,
     response=[429],
-    description="Seconds until the monthly allowance resets.",
+    description="Seconds until the monthly allowance resets (`monthly_quota_exceeded`) or until "
+    "a request is allowed again (`rate_limited`).",
 )
+
+# The per-minute fair-use limit (openstartup/ratelimit.py), IETF draft
+# draft-ietf-httpapi-ratelimit-headers; other policies may be listed in the same headers.
+FAIR_USE_HEADERS = [
+    _header(
+        "RateLimit-Policy",
+        str,
+        'Fair-use policy, e.g. `"fair-use";q=120;w=60` (requests per 60 s window); sent while '
+        "the limit is on.",
+        response=True,
+    ),
+    _header(
+        "RateLimit",
+        str,
+        'What is left of it, e.g. `"fair-use";r=119;t=1`: r requests left now, t seconds '
+        "until the burst is full again.",
+        response=True,
+    ),
+]
 
 
 class DocumentedOptions:

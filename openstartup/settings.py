@@ -5,7 +5,11 @@ environment variables away (DATABASE_URL, REDIS_URL, DJANGO_SECRET_KEY, ...). Ev
 listed in .env.example and the README.
 """
 
+import base64
+import binascii
+import hashlib
 import os
+import zlib
 from pathlib import Path
 
 import dj_database_url
@@ -58,23 +62,78 @@ DEBUG = env_bool("DJANGO_DEBUG", False)
 # A clearly-marked development fallback; production sets DJANGO_SECRET_KEY.
 DEV_SECRET_KEY = "django-insecure-development-only-do-not-use-in-production"  # noqa: S105
 SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", "").strip() or DEV_SECRET_KEY
+# DEVELOPMENT ONLY: a fixed, public Fernet key for providers' keys at rest, so the project runs
+# with no environment (verification/crypto.py). Refused in production.
+DEV_PROVIDER_KEY_ENCRYPTION_KEY = base64.urlsafe_b64encode(
+    hashlib.sha256(b"openstartup development-only provider key encryption").digest()
+).decode()
+PROVIDER_KEY_ENCRYPTION_KEYS = env_list("PROVIDER_KEY_ENCRYPTION_KEYS", [])
+# Public address of the service, used in absolute links (profileUrl, api_url, /llms.txt, the
+# links in e-mails). Empty: links are built from the request's own host (development only).
+SITE_URL = os.environ.get("SITE_URL", "").rstrip("/")
+
+
+def secret_key_is_strong(key: str) -> bool:
+    """At least 50 characters that are not a repetition: enough distinct characters, and a text
+    that does not compress (`'a' * 62 + 'bcde'` or a short word repeated both fail)."""
+    return (
+        len(key) >= 50
+        and len(set(key)) >= 10
+        and len(zlib.compress(key.encode(), 9)) >= 0.85 * len(key.encode())
+    )
+
+
+def _is_fernet_key(key: str) -> bool:
+    try:
+        return len(base64.urlsafe_b64decode(key.encode())) == 32
+    except (ValueError, binascii.Error):
+        return False
+
 
 if PRODUCTION:
-    # Refuse to start rather than sign sessions with a key that is public in this repository.
+    # Refuse to start rather than run with a setting that is public in this repository or
+    # guessed from the request.
     if SECRET_KEY == DEV_SECRET_KEY or SECRET_KEY.startswith("django-insecure"):
         raise ImproperlyConfigured("DJANGO_ENV=production needs a real DJANGO_SECRET_KEY.")
-    if len(SECRET_KEY) < 50 or len(set(SECRET_KEY)) < 5:
+    if not secret_key_is_strong(SECRET_KEY):
         raise ImproperlyConfigured(
-            "DJANGO_SECRET_KEY is too weak: use at least 50 random characters."
+            "DJANGO_SECRET_KEY is too weak: use at least 50 random characters, e.g. "
+            "python -c 'import secrets; print(secrets.token_urlsafe(64))'."
         )
     if DEBUG:
         raise ImproperlyConfigured("DJANGO_DEBUG must be off when DJANGO_ENV=production.")
+    if not PROVIDER_KEY_ENCRYPTION_KEYS:
+        raise ImproperlyConfigured(
+            "DJANGO_ENV=production needs PROVIDER_KEY_ENCRYPTION_KEYS (Fernet keys, "
+            "comma-separated): without it provider keys would be encrypted with the public "
+            "development key."
+        )
+    if DEV_PROVIDER_KEY_ENCRYPTION_KEY in PROVIDER_KEY_ENCRYPTION_KEYS:
+        raise ImproperlyConfigured(
+            "PROVIDER_KEY_ENCRYPTION_KEYS holds the public development key; generate a new one "
+            "with python -c 'from cryptography.fernet import Fernet; "
+            "print(Fernet.generate_key().decode())'."
+        )
+    if not all(_is_fernet_key(key) for key in PROVIDER_KEY_ENCRYPTION_KEYS):
+        raise ImproperlyConfigured(
+            "PROVIDER_KEY_ENCRYPTION_KEYS must be Fernet keys (32 url-safe base64 bytes)."
+        )
+    if not os.environ.get("DJANGO_ALLOWED_HOSTS", "").strip():
+        raise ImproperlyConfigured(
+            "DJANGO_ENV=production needs DJANGO_ALLOWED_HOSTS (the host names served)."
+        )
+    if not SITE_URL.startswith(("https://", "http://")):
+        raise ImproperlyConfigured(
+            "DJANGO_ENV=production needs SITE_URL, the public address (https://...), for the "
+            "links in answers and e-mails."
+        )
 
-# HTTPS behind a TLS-terminating proxy (on by default in production): trust the proxy's
-# X-Forwarded-Proto, redirect plain HTTP, secure cookies and HSTS.
+# HTTPS behind a TLS-terminating proxy (on by default in production): redirect plain HTTP,
+# secure cookies and HSTS. X-Forwarded-Proto is believed only from TRUSTED_PROXIES
+# (openstartup/proxies.py; gunicorn's forwarded_allow_ips is the same list), never from any
+# peer as Django's SECURE_PROXY_SSL_HEADER would.
 SECURE = env_bool("DJANGO_SECURE", PRODUCTION)
 if SECURE:
-    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
     SECURE_SSL_REDIRECT = env_bool("DJANGO_SECURE_SSL_REDIRECT", True)
     # Paths (regexes, no leading slash) answered over plain HTTP too, e.g. a load balancer's
     # health check that cannot speak HTTPS.
@@ -91,9 +150,6 @@ SILENCED_SYSTEM_CHECKS = ["security.W021"]
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS", [])
 
-# Public address of the service, used in absolute links (profileUrl, api_url, /llms.txt).
-# Empty: links are built from the request's own host.
-SITE_URL = os.environ.get("SITE_URL", "").rstrip("/")
 SERVICE_NAME = "OpenStartup"
 
 # /api/ai answers are cached (shared, never per caller) under the data token, so a write shows at
@@ -145,6 +201,8 @@ MIDDLEWARE = [
     "openstartup.requestid.RequestIdMiddleware",
     # Then the request's database deadline covers everything below (openstartup/dbdeadline.py).
     "openstartup.dbdeadline.DatabaseDeadlineMiddleware",
+    # Before SecurityMiddleware: the scheme (https behind a trusted proxy) decides redirects.
+    "openstartup.proxies.TrustedProxySchemeMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "corsheaders.middleware.CorsMiddleware",
@@ -154,8 +212,11 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "openstartup.csp.ContentSecurityPolicyMiddleware",
     "openstartup.middleware.ApiHeadersMiddleware",
     "quota.headers.QuotaHeadersMiddleware",
+    # Inside QuotaHeadersMiddleware, so its 429s carry the X-Service-* headers like any answer.
+    "openstartup.ratelimit.FairUseMiddleware",
     # Last, so it is the first to see a view's exception: a database outage becomes a 503.
     "openstartup.middleware.DatabaseUnavailableMiddleware",
 ]
@@ -283,6 +344,38 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 LOGIN_URL = "login"
+# Password sign-in (dashboard and admin) locks out after repeated failures (accounts/throttle.py):
+# SIGNIN_MAX_FAILURES wrong passwords for one account name, or SIGNIN_MAX_FAILURES_PER_ADDRESS
+# from one client address, pause sign-in for SIGNIN_LOCKOUT_SECONDS.
+AUTHENTICATION_BACKENDS = ["accounts.backends.LockoutModelBackend"]
+SIGNIN_MAX_FAILURES = env_int("SIGNIN_MAX_FAILURES", 5)
+SIGNIN_MAX_FAILURES_PER_ADDRESS = env_int("SIGNIN_MAX_FAILURES_PER_ADDRESS", 20)
+SIGNIN_LOCKOUT_SECONDS = env_int("SIGNIN_LOCKOUT_SECONDS", 900)
+# Sign-ups per client address (IPv6: per /64) per hour; 0 turns the limit off.
+SIGNUPS_PER_ADDRESS_PER_HOUR = env_int("SIGNUPS_PER_ADDRESS_PER_HOUR", 5)
+# How long an e-mail confirmation link works.
+EMAIL_CONFIRMATION_MAX_AGE_SECONDS = env_int("EMAIL_CONFIRMATION_MAX_AGE_SECONDS", 3 * 86400)
+# Fair use: requests per minute per caller (account with a key, else client address) on the
+# API surfaces and public pages, as a token bucket with a burst of the same size
+# (openstartup/ratelimit.py). 0 turns it off (load tests, the test suite).
+FAIR_USE_REQUESTS_PER_MINUTE = env_int("FAIR_USE_REQUESTS_PER_MINUTE", 120)
+
+# E-mail (confirmation links, sign-up notices). Without EMAIL_HOST, messages are printed to
+# stdout (console backend); with it, sent by SMTP.
+EMAIL_HOST = os.environ.get("EMAIL_HOST", "")
+EMAIL_BACKEND = os.environ.get("EMAIL_BACKEND") or (
+    "django.core.mail.backends.smtp.EmailBackend"
+    if EMAIL_HOST
+    else "django.core.mail.backends.console.EmailBackend"
+)
+EMAIL_PORT = env_int("EMAIL_PORT", 587)
+EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
+EMAIL_USE_SSL = env_bool("EMAIL_USE_SSL", False)
+EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", not EMAIL_USE_SSL)
+EMAIL_TIMEOUT = env_int("EMAIL_TIMEOUT", 10)
+DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "OpenStartup <noreply@localhost>")
+SERVER_EMAIL = DEFAULT_FROM_EMAIL
 LOGIN_REDIRECT_URL = "/dashboard/"
 LOGOUT_REDIRECT_URL = "/"
 
@@ -418,10 +511,10 @@ if PRODUCTION and not ATTESTATION_SIGNING_KEYS:
 # A verified figure is `stale` when its last successful sync is older than this (refresh: hourly).
 VERIFICATION_STALE_HOURS = env_int("VERIFICATION_STALE_HOURS", 6)
 
-# Verified revenue (verification app). Provider keys are encrypted at rest with Fernet: the first
-# key encrypts, every key decrypts (rotation: prepend a new key, run `rotate_provider_keys`, then
-# drop the old one). Unset: a clearly-marked development key (`check --deploy` warns).
-PROVIDER_KEY_ENCRYPTION_KEYS = env_list("PROVIDER_KEY_ENCRYPTION_KEYS", [])
+# Verified revenue (verification app). Provider keys are encrypted at rest with Fernet under
+# PROVIDER_KEY_ENCRYPTION_KEYS (above): the first key encrypts, every key decrypts (rotation:
+# prepend a new key, run `rotate_provider_keys`, then drop the old one). Unset: the development
+# key (`check --deploy` warns; production refuses to start).
 # Every provider call is bounded in time and retried with backoff on 429/5xx and network errors.
 PROVIDER_HTTP_TIMEOUT_SECONDS = float(env_int("PROVIDER_HTTP_TIMEOUT_SECONDS", 15))
 PROVIDER_HTTP_RETRIES = env_int("PROVIDER_HTTP_RETRIES", 4)

@@ -3,7 +3,7 @@ from django.contrib import admin
 from django.urls import include, path, re_path, register_converter
 from django.views.generic import RedirectView, TemplateView
 from drf_spectacular.renderers import OpenApiJsonRenderer2
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from aisurface import views as ai_views
 from mcpserver import views as mcp_views
@@ -68,7 +68,13 @@ urlpatterns = [
     ),
     path(
         "docs/",
-        SpectacularSwaggerView.as_view(url_name="openapi-schema", authentication_classes=[]),
+        # The split view serves its start-up script from a URL and our template has no inline
+        # <style>: the Content-Security-Policy allows scripts and styles from this site only.
+        SpectacularSwaggerSplitView.as_view(
+            url_name="openapi-schema",
+            authentication_classes=[],
+            template_name="docs/swagger_ui.html",
+        ),
         name="api-docs",
     ),
     path(
@@ -84,6 +90,7 @@ urlpatterns = [
         name="methodology",
     ),
     path("admin/", admin.site.urls),
+    path("", include("accounts.urls")),
     path("", include("apikeys.urls")),
     path("", RedirectView.as_view(url="/llms.txt", permanent=False), name="home"),
 ]

@@ -34,6 +34,12 @@ def _trusted_networks() -> list[ipaddress.IPv4Network | ipaddress.IPv6Network]:
     return _networks(tuple(settings.TRUSTED_PROXIES))
 
 
+def is_trusted_proxy(remote_addr: str) -> bool:
+    """Whether the socket peer is one of TRUSTED_PROXIES (whose forwarded headers count)."""
+    peer = _parse(remote_addr or "")
+    return peer is not None and any(peer in network for network in _trusted_networks())
+
+
 def client_address(*, remote_addr: str, forwarded_for: str | None) -> IPAddress | None:
     """The socket peer, unless it is a trusted proxy: then the right-most untrusted address
     of X-Forwarded-For. Entries left of that are client-supplied and ignored, so a client

@@ -25,6 +25,7 @@ from openstartup.formats import iso_timestamp, site_url
 from openstartup.openapi import (
     CONTENT_ENCODING,
     LINK,
+    PRO_REQUIRED,
     REST_RESPONSE_HEADERS,
     REST_TAG,
     RETRY_AFTER,
@@ -189,10 +190,15 @@ class StartupListView(QuotaHeadersMixin, DocumentedOptions, APIView):
         "send `meta.nextCursor` back until it is null. `Link` gives the next, previous and "
         "first pages.",
         tags=[REST_TAG],
-        parameters=[StartupFilterSerializer, *REST_RESPONSE_HEADERS, RETRY_AFTER, LINK],
+        parameters=[
+            StartupFilterSerializer,
+            *REST_RESPONSE_HEADERS,
+            RETRY_AFTER,
+            LINK,
+        ],
         responses={
             200: StartupPageSerializer,
-            **error_responses(400, 401, 405, 429, 500),
+            **error_responses(400, 401, 403, 405, 429, 500),
         },
         examples=[OpenApiExample("A page", value=_LIST_EXAMPLE, response_only=True)],
     )
@@ -276,7 +282,7 @@ class StartupDetailView(QuotaHeadersMixin, DocumentedOptions, APIView):
         ],
         responses={
             200: StartupEnvelopeSerializer,
-            **error_responses(400, 401, 404, 405, 429, 500),
+            **error_responses(400, 401, 403, 404, 405, 429, 500),
         },
         examples=[OpenApiExample("A verified startup", value=_DETAIL_EXAMPLE, response_only=True)],
     )
@@ -459,7 +465,7 @@ class StartupExportView(QuotaHeadersMixin, DocumentedOptions, APIView):
                     )
                 ],
             ),
-            **error_responses(400, 401, 403, 405, 500),
+            **error_responses(400, 401, 403, PRO_REQUIRED, 405, 500),
         },
     )
     def get(self, request: Request) -> StreamingHttpResponse:

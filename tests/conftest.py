@@ -1,11 +1,18 @@
+import os
+
 import pytest
 from django.core.handlers.base import BaseHandler
 from rest_framework.test import APIClient
 
+from openstartup.ratelimit import fair_use_reset
 from tests.caches import clear_caches
 from tests.contract import violations_of
 from tests.factories import make_api_key
 from tests.verification_fakes import FakeProviders
+
+# The suite sends many requests quickly from one address: no per-minute fair-use limit, here or
+# in the servers tests start (they inherit the environment). tests/test_ratelimit.py turns it on.
+os.environ.setdefault("FAIR_USE_REQUESTS_PER_MINUTE", "0")
 
 
 @pytest.fixture(autouse=True)
@@ -31,9 +38,16 @@ def _responses_follow_the_openapi_document(monkeypatch):
 
 
 @pytest.fixture(autouse=True)
+def _no_fair_use_limit(settings):
+    """The settings may have been read before the environment above was set."""
+    settings.FAIR_USE_REQUESTS_PER_MINUTE = 0
+
+
+@pytest.fixture(autouse=True)
 def _clear_cache():
-    """No test sees another's cached answers."""
+    """No test sees another's cached answers (nor another's fair-use buckets)."""
     clear_caches()
+    fair_use_reset()
     yield
     clear_caches()
 

@@ -17,8 +17,15 @@ _sequence = count(1)
 PASSWORD = "correct-horse-battery-staple"
 
 
-def make_account(*, email: str | None = None, password: str | None = PASSWORD) -> User:
-    return account_create(email=email or f"founder{next(_sequence)}@example.com", password=password)
+def make_account(
+    *, email: str | None = None, password: str | None = PASSWORD, confirmed: bool = True
+) -> User:
+    """A founder account that can sign in; its e-mail address is confirmed unless asked not."""
+    return account_create(
+        email=email or f"founder{next(_sequence)}@example.com",
+        password=password,
+        confirmed=confirmed,
+    )
 
 
 def make_api_key(*, account: User | None = None, name: str = "") -> tuple[ApiKey, str]:

@@ -9,7 +9,14 @@ import pytest
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
-from openstartup.settings import DEV_SECRET_KEY, env_bool, env_int, env_list
+from openstartup.settings import (
+    DEV_PROVIDER_KEY_ENCRYPTION_KEY,
+    DEV_SECRET_KEY,
+    env_bool,
+    env_int,
+    env_list,
+    secret_key_is_strong,
+)
 
 
 def test_env_bool_accepts_clear_values_and_refuses_ambiguous_ones(monkeypatch):
@@ -68,6 +75,7 @@ PRODUCTION = {
     "PROVIDER_KEY_ENCRYPTION_KEYS": FERNET_KEY,
     # A test key (base64url of 32 bytes), not used anywhere real.
     "ATTESTATION_SIGNING_KEYS": "cKzF1HqfJ3m1xk4tQ0e8l2Jm0G3a9q6y7Vw2b5nE4sU",
+    "SITE_URL": "https://api.example.com",
 }
 
 
@@ -79,15 +87,13 @@ def test_check_deploy_passes_in_production_settings():
 
 def test_production_serves_https_only_with_secure_cookies_and_hsts():
     code = (
-        "from django.conf import settings as s; print(s.SECURE_PROXY_SSL_HEADER, "
+        "from django.conf import settings as s; print("
         "s.SECURE_SSL_REDIRECT, s.SESSION_COOKIE_SECURE, s.CSRF_COOKIE_SECURE, "
         "s.SECURE_HSTS_SECONDS, s.SECURE_HSTS_INCLUDE_SUBDOMAINS, s.DEBUG)"
     )
     result = manage("shell", "--no-imports", "-c", code, **PRODUCTION)
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == [
-        "('HTTP_X_FORWARDED_PROTO',",
-        "'https')",
         "True",
         "True",
         "True",
@@ -104,6 +110,14 @@ def test_production_serves_https_only_with_secure_cookies_and_hsts():
         ({"DJANGO_SECRET_KEY": DEV_SECRET_KEY}, "needs a real DJANGO_SECRET_KEY"),
         ({"DJANGO_SECRET_KEY": "django-insecure-" + "x" * 60}, "needs a real DJANGO_SECRET_KEY"),
         ({"DJANGO_SECRET_KEY": "short"}, "too weak"),
+        # Long but repetitive (issue 18): no real entropy.
+        ({"DJANGO_SECRET_KEY": "a" * 62 + "bcde"}, "too weak"),
+        ({"DJANGO_SECRET_KEY": "correcthorse" * 6}, "too weak"),
+        ({"PROVIDER_KEY_ENCRYPTION_KEYS": ""}, "needs PROVIDER_KEY_ENCRYPTION_KEYS"),
+        ({"PROVIDER_KEY_ENCRYPTION_KEYS": DEV_PROVIDER_KEY_ENCRYPTION_KEY}, "development key"),
+        ({"PROVIDER_KEY_ENCRYPTION_KEYS": "not-a-fernet-key"}, "must be Fernet keys"),
+        ({"DJANGO_ALLOWED_HOSTS": ""}, "needs DJANGO_ALLOWED_HOSTS"),
+        ({"SITE_URL": ""}, "needs SITE_URL"),
         ({"DJANGO_DEBUG": "1"}, "DJANGO_DEBUG must be off"),
         ({"DJANGO_ENV": "prod"}, "DJANGO_ENV must be development or production"),
         ({"ATTESTATION_SIGNING_KEYS": ""}, "needs ATTESTATION_SIGNING_KEYS"),
@@ -113,6 +127,52 @@ def test_production_refuses_to_start_with_development_settings(override, message
     result = manage("check", **{**PRODUCTION, **override})
     assert result.returncode != 0
     assert message in result.stderr
+
+
+def manage_env_without(*names: str, **env: str) -> dict:
+    return {k: v for k, v in {**PRODUCTION, **env}.items() if k not in names}
+
+
+def test_production_refuses_to_start_without_the_variables_it_needs():
+    # Unset, not just empty: DJANGO_ALLOWED_HOSTS would otherwise fall back to localhost.
+    for name in ("PROVIDER_KEY_ENCRYPTION_KEYS", "DJANGO_ALLOWED_HOSTS", "SITE_URL"):
+        result = manage("check", **manage_env_without(name))
+        assert result.returncode != 0, name
+        assert name in result.stderr
+
+
+def test_random_secret_keys_are_strong_and_repetitive_ones_are_not():
+    import secrets
+
+    from django.core.management.utils import get_random_secret_key
+
+    assert secret_key_is_strong(get_random_secret_key())
+    assert secret_key_is_strong(secrets.token_urlsafe(64))
+    assert secret_key_is_strong(secrets.token_hex(32))
+    assert not secret_key_is_strong("abcdefghijklmnopqrstuvwxyz" * 3)
+
+
+FORWARDED_PROTO_PROBE = (
+    "from django.test import Client; c = Client(HTTP_HOST='api.example.com'); "
+    "r1 = c.get('/healthz', REMOTE_ADDR='203.0.113.9', HTTP_X_FORWARDED_PROTO='https'); "
+    "r2 = c.get('/healthz', REMOTE_ADDR='10.0.0.2', HTTP_X_FORWARDED_PROTO='https'); "
+    "print(r1.status_code, r1.get('Location'), r2.status_code)"
+)
+
+
+def test_x_forwarded_proto_is_believed_only_from_trusted_proxies():
+    # A client reaching the server directly cannot claim HTTPS: it is redirected; the load
+    # balancer (trusted) is believed.
+    result = manage(
+        "shell",
+        "--no-imports",
+        "-c",
+        FORWARDED_PROTO_PROBE,
+        **PRODUCTION,
+        TRUSTED_PROXIES="10.0.0.0/8",
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["301", "https://api.example.com/healthz", "200"]
 
 
 def test_with_no_environment_the_development_defaults_still_start():

@@ -4,17 +4,14 @@ The first key encrypts, every key decrypts, so keys rotate by prepending a new o
 `manage.py rotate_provider_keys`, then removing the old one.
 """
 
-import base64
-import hashlib
-
 from cryptography.fernet import Fernet, InvalidToken, MultiFernet
 from django.conf import settings
 
+from openstartup.settings import DEV_PROVIDER_KEY_ENCRYPTION_KEY
+
 # DEVELOPMENT ONLY: a fixed, public key so the project runs with no environment. `manage.py check
-# --deploy` warns (verification.W001) while it is in use.
-DEV_ENCRYPTION_KEY = base64.urlsafe_b64encode(
-    hashlib.sha256(b"openstartup development-only provider key encryption").digest()
-).decode()
+# --deploy` warns (verification.W001) while it is in use; production refuses to start with it.
+DEV_ENCRYPTION_KEY = DEV_PROVIDER_KEY_ENCRYPTION_KEY
 
 
 class UnreadableKey(Exception):

@@ -1,0 +1,103 @@
+"""Slow and oversized clients against the real gunicorn (issue 18 §3): idle or half-sent
+connections must not stall the service, and an endless request line is refused, not a 500."""
+
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.test_faults import gunicorn_server, http_get
+
+ROOT = Path(__file__).resolve().parent.parent
+QUIET = {"GUNICORN_ACCESS_LOG": "", "LOG_LEVEL": "CRITICAL"}
+
+
+def healthz_seconds(port: int) -> float:
+    started = time.monotonic()
+    status, body, _ = http_get(port, "/healthz", {})
+    assert (status, body) == (200, {"status": "ok"})
+    return time.monotonic() - started
+
+
+def test_idle_and_half_sent_connections_do_not_stall_healthz():
+    with gunicorn_server(QUIET) as port:
+        held = []
+        try:
+            for n in range(80):
+                conn = socket.create_connection(("127.0.0.1", port), timeout=5)
+                if n % 2:  # half of them send part of a request head and stop
+                    conn.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+                held.append(conn)
+            time.sleep(0.5)
+            # One worker, 80 connections held open: every probe still answers at once.
+            assert max(healthz_seconds(port) for _ in range(5)) < 2
+        finally:
+            for conn in held:
+                conn.close()
+
+
+def test_a_request_head_dripped_byte_by_byte_is_still_served():
+    with gunicorn_server(QUIET) as port:
+        conn = socket.create_connection(("127.0.0.1", port), timeout=10)
+        for byte in b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n":
+            conn.sendall(bytes([byte]))
+            time.sleep(0.005)
+        answer = b""
+        while chunk := conn.recv(65536):
+            answer += chunk
+        conn.close()
+        assert answer.startswith(b"HTTP/1.1 200")
+
+
+def test_a_16_mb_request_line_is_refused_at_once_and_the_server_carries_on():
+    with gunicorn_server(QUIET) as port:
+        conn = socket.create_connection(("127.0.0.1", port), timeout=20)
+        line = b"GET /api/v1/startups?q=" + b"a" * (16 * 1024 * 1024) + b" HTTP/1.1\r\n\r\n"
+
+        def send() -> None:
+            try:
+                conn.sendall(line)
+            except OSError:
+                pass  # the server answered and closed before reading it all: expected
+
+        sender = threading.Thread(target=send, daemon=True)
+        started = time.monotonic()
+        sender.start()
+        answer = conn.recv(65536)
+        conn.close()
+        assert answer.split(b" ", 2)[1] in {b"400", b"414"}, answer[:200]
+        assert time.monotonic() - started < 10
+        assert healthz_seconds(port) < 2
+
+
+@pytest.mark.parametrize("size", [8190 + 100])
+def test_an_oversized_header_field_is_refused_not_served(size):
+    with gunicorn_server(QUIET) as port:
+        conn = socket.create_connection(("127.0.0.1", port), timeout=10)
+        conn.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: " + b"b" * size + b"\r\n\r\n")
+        answer = conn.recv(65536)
+        conn.close()
+        assert answer.split(b" ", 2)[1] in {b"400", b"431"}
+
+
+def test_the_gunicorn_config_bounds_request_sizes_and_uses_the_threaded_worker():
+    run = subprocess.run(
+        [str(Path(sys.executable).parent / "gunicorn"), "--print-config", "openstartup.wsgi"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert run.returncode == 0, run.stderr
+    config = {
+        name.strip(): value.strip()
+        for name, _, value in (line.partition("=") for line in run.stdout.splitlines())
+    }
+    assert config["worker_class"] == "openstartup.gunicorn_worker.ThreadWorker"
+    assert config["limit_request_line"] == "8190"
+    assert config["limit_request_field_size"] == "8190"
+    assert config["logger_class"] == "openstartup.accesslog.RedactingLogger"
