@@ -60,6 +60,8 @@ urlpatterns = [
     ),
     path("admin/", admin.site.urls),
     path("", include("apikeys.urls")),
+    path("", include("founders.urls")),
+    path("", include("billing.urls")),
     path("", RedirectView.as_view(url="/llms.txt", permanent=False), name="home"),
 ]
 
