@@ -24,6 +24,7 @@ logger = logging.getLogger(__name__)
 PRO_STATUSES = {"active", "trialing", "past_due"}
 FINAL_STATUSES = {"canceled", "incomplete_expired"}
 SIGNATURE_TOLERANCE_SECONDS = 300
+MAX_TIMESTAMP = 253_402_300_799  # 9999-12-31T23:59:59Z, the last moment a datetime holds
 
 
 class BillingUnavailable(Exception):
@@ -103,6 +104,7 @@ def webhook_event_verify(*, payload: bytes, signature: str | None) -> dict:
         and isinstance(event.get("id"), str)
         and isinstance(event.get("type"), str)
         and isinstance(event.get("created"), int)
+        and 0 < event["created"] < MAX_TIMESTAMP
         and isinstance((event.get("data") or {}).get("object"), dict)
     ):
         raise WebhookRefused("not a Stripe event")
@@ -189,7 +191,7 @@ def _checkout_completed(obj: dict, *, at: datetime) -> str:
 def _period_end(obj: dict) -> datetime | None:
     ends = [obj.get("current_period_end")]
     ends += [item.get("current_period_end") for item in (obj.get("items") or {}).get("data") or []]
-    ends = [end for end in ends if isinstance(end, int)]
+    ends = [end for end in ends if isinstance(end, int) and 0 < end < MAX_TIMESTAMP]
     return datetime.fromtimestamp(max(ends), tz=UTC) if ends else None
 
 

@@ -63,7 +63,8 @@ def sync_problem(connection: ProviderConnection | None) -> str | None:
             f"{name} refused the key: it was revoked, expired, or lacks the Read permissions. "
             "Connect again with a new key. Your last verified figures are kept meanwhile."
         )
-    if connection.status == Status.STALE and connection.last_attempt_at is None:
+    if connection.status == Status.STALE and not connection.last_error:
+        # Just connected (connecting clears the error): the first sync is still running.
         return "The first sync has not finished yet. Reload this page in a minute."
     if connection.status == Status.STALE:
         return (

@@ -254,6 +254,8 @@ def test_unsigned_tampered_stale_or_foreign_webhooks_get_400(stripe_settings):
     assert deliver(payload, secret="whsec_someone_else").status_code == 400
     assert deliver("not json").status_code == 400
     assert deliver('{"id": 1}').status_code == 400
+    absurd = event("evt_z", "customer.subscription.created", {"id": "sub_z"}, created=10**15)
+    assert deliver(absurd).status_code == 400
     assert (
         client.post(
             WEBHOOK, b"\xff\xfe", content_type="application/json", HTTP_STRIPE_SIGNATURE="t=1,v1=zz"

@@ -256,6 +256,8 @@ def test_connecting_checks_the_key_syncs_at_once_and_never_shows_or_logs_the_key
         ("rk_test_restricted_test", "test-mode key"),
         ("sk_test_secret_test", "test-mode key"),
         ("whatever", "starts with rk_live_"),
+        ("rk_live_two\nlines", "paste only the key"),
+        ("rk_live_ünïcode", "paste only the key"),
         ("rk_live_unknown_to_stripe", "Stripe refused this key"),
     ],
 )

@@ -81,6 +81,8 @@ def key_format_problem(*, provider: str, raw: str) -> str | None:
     raw = raw.strip()
     if not raw:
         return "Paste the key."
+    if not raw.isascii() or not raw.isprintable() or any(c.isspace() for c in raw):
+        return "A key is one line of letters, digits and symbols: paste only the key."
     if provider == "stripe":
         if raw.startswith(("sk_test_", "rk_test_", "pk_test_")):
             return (
