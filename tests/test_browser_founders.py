@@ -8,7 +8,7 @@ import time
 import httpx
 import pytest
 
-from tests.billing_fakes import event, signature
+from tests.billing_fakes import FakeStripe, event, signature
 from tests.factories import PASSWORD, make_account, make_startup, make_startups
 from tests.test_browser import CHROMIUM, page  # noqa: F401 - the Chromium page fixture
 from tests.test_founders import KEY, stripe_data
@@ -18,6 +18,12 @@ SECRET = "whsec_browser_secret"  # noqa: S105 - the test's own webhook secret
 pytestmark = pytest.mark.skipif(
     not CHROMIUM.exists(), reason=f"{CHROMIUM} is missing; run .ci/install-browser"
 )
+
+
+@pytest.fixture
+def fake_stripe():
+    with FakeStripe() as fake:
+        yield fake
 
 
 def api_detail(base: str, slug: str) -> dict:
@@ -43,6 +49,7 @@ def test_a_founder_verifies_a_startup_claims_another_and_pays_for_pro_in_chromiu
     live_server,
     page,  # noqa: F811 - the fixture imported above
     fake_providers,
+    fake_stripe,
     settings,
 ):
     settings.PROVIDER_API_BASES = {"stripe": fake_providers.base_url}
@@ -140,6 +147,20 @@ def test_a_founder_verifies_a_startup_claims_another_and_pays_for_pro_in_chromiu
         return len(response.json()["data"])
 
     assert page_size() == 10
+
+    # "Upgrade to Pro" goes to Stripe Checkout (the SDK talks to a local fake Stripe; the
+    # checkout page itself is answered by the browser's route).
+    settings.STRIPE_SECRET_KEY = "sk_test_operator"
+    settings.STRIPE_PRO_PRICE_ID = "price_pro"
+    settings.STRIPE_API_BASE = fake_stripe.base_url
+    page.route(
+        "https://checkout.stripe.test/**",
+        lambda route: route.fulfill(status=200, content_type="text/html", body="<h1>Pay</h1>"),
+    )
+    page.goto(f"{base}/dashboard/")
+    page.click("button:has-text('Upgrade to Pro')")
+    page.wait_for_url("https://checkout.stripe.test/c/pay/cs_test_1")
+    assert fake_stripe.requests[-1][0] == "/v1/checkout/sessions"
 
     # Pro by a signed webhook: 50 per page at once, and the dashboard says Pro.
     from accounts.models import User
