@@ -35,6 +35,10 @@ class WebhookRefused(Exception):
     """Unsigned, badly signed, stale or unreadable webhook: answered 400."""
 
 
+class WebhookRetry(Exception):
+    """The event could not be stored this time: answered 503 so Stripe delivers it again."""
+
+
 def billing_configured() -> bool:
     return bool(settings.STRIPE_SECRET_KEY and settings.STRIPE_PRO_PRICE_ID)
 
@@ -124,7 +128,11 @@ def webhook_event_handle(*, payload: bytes, signature: str | None) -> str:
             outcome = _apply(event)
             StripeEvent.objects.filter(pk=record.pk).update(outcome=outcome[:200])
     except IntegrityError:
-        return "duplicate"
+        if StripeEvent.objects.filter(event_id=event["id"]).exists():
+            return "duplicate"
+        # Another delivery about the same subscription won a race: nothing was stored, so
+        # Stripe must send this one again.
+        raise WebhookRetry("concurrent update; retry") from None
     readcache.bump("auth")
     logger.info("stripe event %s %s: %s", event["id"], event["type"], outcome)
     return outcome

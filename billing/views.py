@@ -12,6 +12,7 @@ from django.views.decorators.http import require_POST
 from billing.services import (
     BillingUnavailable,
     WebhookRefused,
+    WebhookRetry,
     checkout_session_create,
     portal_session_create,
     webhook_event_handle,
@@ -58,4 +59,6 @@ def stripe_webhook(request: HttpRequest) -> HttpResponse:
         )
     except WebhookRefused as exc:
         return JsonResponse({"error": str(exc)}, status=400)
+    except WebhookRetry as exc:
+        return JsonResponse({"error": str(exc)}, status=503)
     return JsonResponse({"received": True, "outcome": outcome})
