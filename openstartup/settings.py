@@ -383,7 +383,7 @@ PROVIDER_HTTP_MAX_WAIT_SECONDS = float(env_int("PROVIDER_HTTP_MAX_WAIT_SECONDS",
 PROVIDER_API_BASES = env_str_map("PROVIDER_API_BASES")
 # The first sync after a founder connects runs while they wait, at most this long; a slower one
 # finishes in the background and the startup's page shows it.
-FIRST_SYNC_WAIT_SECONDS = float(env_int("FIRST_SYNC_WAIT_SECONDS", 20))
+FIRST_SYNC_WAIT_SECONDS = float(env_int("FIRST_SYNC_WAIT_SECONDS", 10))
 # Founders may press "Sync now" once per this many seconds per startup.
 SYNC_NOW_INTERVAL_SECONDS = env_int("SYNC_NOW_INTERVAL_SECONDS", 300)
 

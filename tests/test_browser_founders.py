@@ -3,7 +3,9 @@ fake Stripe (PROVIDER_API_BASES), see verified figures on the dashboard and in t
 disconnect and see them self-reported again; claim a startup that an operator approves in the
 admin; become Pro by a signed Stripe webhook (50 records per page at once) and lapse to Free."""
 
+import os
 import time
+from pathlib import Path
 
 import httpx
 import pytest
@@ -51,6 +53,7 @@ def test_a_founder_verifies_a_startup_claims_another_and_pays_for_pro_in_chromiu
     fake_providers,
     fake_stripe,
     settings,
+    tmp_path,
 ):
     settings.PROVIDER_API_BASES = {"stripe": fake_providers.base_url}
     settings.STRIPE_WEBHOOK_SECRET = SECRET
@@ -58,6 +61,8 @@ def test_a_founder_verifies_a_startup_claims_another_and_pays_for_pro_in_chromiu
     make_startups(60)
     orphan = make_startup(name="Orphan Co", slug="orphan-co", mrr=250)
     base = live_server.url
+    shots = Path(os.environ.get("BROWSER_SCREENSHOT_DIR", tmp_path))
+    shots.mkdir(parents=True, exist_ok=True)
 
     # Sign up.
     page.goto(f"{base}/accounts/signup/")
@@ -81,6 +86,7 @@ def test_a_founder_verifies_a_startup_claims_another_and_pays_for_pro_in_chromiu
 
     # Connect it to the fake Stripe: the first sync runs at once.
     page.click("text=Connect a payment provider")
+    page.screenshot(path=str(shots / "connect.png"), full_page=True)
     page.select_option("select[name=provider]", "stripe")
     page.fill("input[name=key]", KEY)
     page.click("text=Check key and connect")
@@ -90,6 +96,7 @@ def test_a_founder_verifies_a_startup_claims_another_and_pays_for_pro_in_chromiu
     assert page.text_content("[data-testid=revenue-kind]").strip() == "verified"
     assert page.text_content("[data-testid=sync-status]").strip() == "ok"
     assert KEY not in page.content()
+    page.screenshot(path=str(shots / "startup-verified.png"), full_page=True)
     data = api_detail(base, "rocket-sauce")
     assert data["revenue"] == {"mrr": 49, "arr": 588, "currency": "USD", "verified": True}
     assert data["verification"]["totalRevenue"] == 49
