@@ -345,3 +345,13 @@ def test_a_slow_provider_does_not_hold_the_founder_longer_than_the_first_sync_wa
     assert time.monotonic() - started < 1.0
     assert "still running" in response.content.decode()
     time.sleep(1.5)  # let the background sync finish before the database is flushed
+
+
+@pytest.mark.django_db
+def test_odd_slugs_in_dashboard_urls_are_404_not_500():
+    client = signed_in(make_account())
+    for slug in ("%00", "a%00b", "%FF%FE", "x" * 500, "..", "%E2%80%AE"):
+        for suffix in ("", "edit/", "connect/", "disconnect/"):
+            assert client.get(f"/dashboard/startups/{slug}/{suffix}").status_code == 404
+        assert client.post(f"/dashboard/startups/{slug}/sync/").status_code == 404
+    assert client.post("/dashboard/startups/claim/", {"slug": "a\x00b"}).status_code == 200
