@@ -281,3 +281,14 @@ def test_without_a_webhook_secret_every_delivery_is_refused(settings):
     )
     assert deliver(payload).status_code == 400
     assert plan_name(account) == "Free"
+
+
+def test_half_configured_billing_is_a_system_check_warning(settings):
+    from django.core.checks import run_checks
+
+    settings.STRIPE_SECRET_KEY = "sk_live_x"
+    settings.STRIPE_PRO_PRICE_ID = "price_pro"
+    settings.STRIPE_WEBHOOK_SECRET = ""
+    assert [m.id for m in run_checks() if m.id.startswith("billing")] == ["billing.W001"]
+    settings.STRIPE_WEBHOOK_SECRET = SECRET
+    assert not [m.id for m in run_checks() if m.id.startswith("billing")]
