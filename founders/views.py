@@ -28,7 +28,7 @@ from founders.services import (
     startup_update,
 )
 from startups.models import Startup
-from verification.keycheck import GUIDES, KeyRefused
+from verification.keycheck import GUIDES, KeyRefused, supported_guides
 
 
 def _own(request: HttpRequest, slug: str) -> Startup:
@@ -132,7 +132,9 @@ def startup_connect_view(request: HttpRequest, slug: str) -> HttpResponse:
             _say_how_the_sync_went(request, outcome, first=True)
             return redirect("founder-startup", slug=startup.slug)
     return render(
-        request, "founders/connect.html", {"form": form, "startup": startup, "guides": GUIDES}
+        request,
+        "founders/connect.html",
+        {"form": form, "startup": startup, "guides": supported_guides()},
     )
 
 

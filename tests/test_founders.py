@@ -226,8 +226,11 @@ def test_connecting_checks_the_key_syncs_at_once_and_never_shows_or_logs_the_key
     client = signed_in(founder)
     form = client.get(f"/dashboard/startups/{startup.slug}/connect/").content.decode()
     assert "rk_live_" in form and "Read" in form  # the instructions say which key to make
-    for provider in ("stripe", "lemonsqueezy", "polar", "gumroad"):
+    from verification.providers import PROVIDERS
+
+    for provider in PROVIDERS:  # every supported provider, each with its instructions
         assert f'value="{provider}"' in form
+        assert f'data-testid="guide-{provider}"' in form
 
     response = client.post(
         f"/dashboard/startups/{startup.slug}/connect/", {"provider": "stripe", "key": KEY}

@@ -58,7 +58,23 @@ GUIDES: dict[str, KeyGuide] = {
         check_path="/v2/sales",
         check_params={},
     ),
+    # Shown once the Paddle connector is installed (only supported providers are listed).
+    "paddle": KeyGuide(
+        label="Paddle",
+        instructions=(
+            "In Paddle (your live account, not the sandbox), open Developer tools → "
+            "Authentication → API keys and create a key with only these read permissions: "
+            "subscription.read, transaction.read, adjustment.read and discount.read."
+        ),
+        check_path="/subscriptions",
+        check_params={"per_page": 1},
+    ),
 }
+
+
+def supported_guides() -> dict[str, KeyGuide]:
+    """The instructions of every provider this service can connect, in the connectors' order."""
+    return {name: GUIDES[name] for name in PROVIDERS if name in GUIDES}
 
 
 class KeyRefused(Exception):
