@@ -2,8 +2,8 @@
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
-from django.shortcuts import redirect
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import csrf_exempt
@@ -33,7 +33,13 @@ def upgrade(request: HttpRequest) -> HttpResponse:
     except BillingUnavailable as exc:
         messages.error(request, str(exc))
         return redirect("dashboard")
-    return HttpResponseRedirect(url, status=303)
+    return _continue_to_stripe(request, url, what="checkout")
+
+
+def _continue_to_stripe(request: HttpRequest, url: str, *, what: str) -> HttpResponse:
+    # A page with a link rather than a redirect: the site's Content-Security-Policy
+    # (form-action 'self') would stop a form's redirect to Stripe's host.
+    return render(request, "billing/continue.html", {"url": url, "what": what})
 
 
 @never_cache
@@ -47,7 +53,7 @@ def manage(request: HttpRequest) -> HttpResponse:
     except BillingUnavailable as exc:
         messages.error(request, str(exc))
         return redirect("dashboard")
-    return HttpResponseRedirect(url, status=303)
+    return _continue_to_stripe(request, url, what="portal")
 
 
 @csrf_exempt

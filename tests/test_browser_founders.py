@@ -166,6 +166,7 @@ def test_a_founder_verifies_a_startup_claims_another_and_pays_for_pro_in_chromiu
     )
     page.goto(f"{base}/dashboard/")
     page.click("button:has-text('Upgrade to Pro')")
+    page.click("[data-testid=continue-to-stripe]")
     page.wait_for_url("https://checkout.stripe.test/c/pay/cs_test_1")
     assert fake_stripe.requests[-1][0] == "/v1/checkout/sessions"
 
