@@ -264,7 +264,8 @@ def test_connecting_checks_the_key_syncs_at_once_and_never_shows_or_logs_the_key
         ("rk_live_unknown_to_stripe", "Stripe refused this key"),
     ],
 )
-def test_keys_that_cannot_verify_are_refused_with_an_explanation(stripe_fake, key, words):
+def test_keys_that_cannot_verify_are_refused_with_an_explanation(stripe_fake, key, words, caplog):
+    caplog.set_level(logging.DEBUG)
     founder = make_account()
     startup = make_startup(owner=founder, mrr=1000)
     response = signed_in(founder).post(
@@ -273,6 +274,7 @@ def test_keys_that_cannot_verify_are_refused_with_an_explanation(stripe_fake, ke
     assert response.status_code == 200
     assert words in response.content.decode()
     assert key not in response.content.decode()
+    assert key not in caplog.text
     assert not ProviderConnection.objects.exists()
     assert Startup.objects.get(pk=startup.pk).mrr == 1000
 

@@ -33,7 +33,11 @@ class Command(BaseCommand):
             const=DEFAULT_LOOP_SECONDS,
             default=None,
             metavar="SECONDS",
-            help=f"repeat forever, every SECONDS (default {DEFAULT_LOOP_SECONDS})",
+            help=(
+                f"run forever as the refresh worker: sync each connection every SECONDS "
+                f"(default {DEFAULT_LOOP_SECONDS}), looking for due ones every "
+                f"{WAKE_SECONDS // 60} minutes at most"
+            ),
         )
 
     def handle(self, *args, slug: str | None, all: bool, loop: int | None, **options) -> None:
