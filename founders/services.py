@@ -20,6 +20,7 @@ from verification.keycheck import KeyRefused, key_check, provider_api_base
 from verification.models import ProviderConnection
 from verification.selectors import startup_revenue_is_locked
 from verification.services import (
+    SyncInProgress,
     provider_connection_connect,
     provider_connection_disconnect,
     revenue_sync,
@@ -152,6 +153,8 @@ def _sync_within(*, connection_id: int, seconds: float) -> bool:
         try:
             connection = ProviderConnection.objects.select_related("startup").get(pk=connection_id)
             revenue_sync(connection=connection, now=timezone.now())
+        except SyncInProgress:
+            pass  # another process is syncing it right now: its result will show
         except Exception:
             logger.exception("dashboard sync of connection %s crashed", connection_id)
         finally:
