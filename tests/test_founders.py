@@ -349,7 +349,15 @@ def test_a_slow_provider_does_not_hold_the_founder_longer_than_the_first_sync_wa
     )
     assert time.monotonic() - started < 1.0
     assert "still running" in response.content.decode()
-    time.sleep(1.5)  # let the background sync finish before the database is flushed
+    # The sync goes on in the background and records its failure; wait for it before the
+    # database is flushed.
+    for _ in range(100):
+        if ProviderConnection.objects.get(startup=startup).last_error:
+            break
+        time.sleep(0.1)
+    else:
+        raise AssertionError("the background sync never finished")
+    time.sleep(0.2)  # its thread closes its database connection right after writing
 
 
 @pytest.mark.django_db
