@@ -21,7 +21,8 @@ run: install
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py seed_demo --if-empty
 	$(PY) manage.py collectstatic --noinput --verbosity 0
-	$(VENV)/bin/gunicorn openstartup.wsgi --bind 127.0.0.1:$(PORT)
+	# The web server and the hourly refresh worker (Procfile), both stopped by one Ctrl-C.
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/honcho start --port $(PORT)
 
 test: install
 	$(VENV)/bin/ruff check .

@@ -32,6 +32,15 @@ HIDDEN_ROUTES = {
     "readyz",
     "bench-bare",
     "bench-minimal",
+    # A founder's own startup pages and actions, and Stripe's webhook: not addressed directly.
+    "founder-startup",
+    "founder-startup-edit",
+    "founder-startup-connect",
+    "founder-startup-sync",
+    "founder-startup-disconnect",
+    "billing-upgrade",
+    "billing-manage",
+    "stripe-webhook",
 }
 HIDDEN_NAMESPACES = {"admin"}
 
@@ -190,6 +199,21 @@ ROUTE_DOCS = {
         "Founders' dashboard",
         "GET",
         "Create API keys (shown once), revoke them, see the plan and this month's usage.",
+    ),
+    "founder-startups": RouteDoc(
+        PAGES,
+        "My startups",
+        "GET",
+        "A founder's startups and claims; connect a payment provider (read-only key) to verify.",
+    ),
+    "founder-startup-new": RouteDoc(
+        PAGES, "Add a startup", "GET", "Add your startup with self-reported figures."
+    ),
+    "founder-startup-claim": RouteDoc(
+        PAGES,
+        "Claim a startup",
+        "GET",
+        "Ask to own a listed startup that has no owner; an operator approves the claim.",
     ),
 }
 

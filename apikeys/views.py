@@ -14,6 +14,8 @@ from accounts.views import site_base_url
 from apikeys.forms import ApiKeyCreateForm, SignInForm, SignUpForm
 from apikeys.selectors import api_key_get, api_key_list
 from apikeys.services import account_plan, api_key_create, api_key_revoke
+from billing.services import billing_panel
+from founders.selectors import owned_startups
 from quota.services import Caller, quota_status
 
 
@@ -51,6 +53,8 @@ def dashboard(request: HttpRequest) -> HttpResponse:
         "pro_until": pro_until,
         "keys": api_key_list(account=account),
         "form": ApiKeyCreateForm(),
+        "billing": billing_panel(account=account),
+        "my_startups": owned_startups(account=account),
     }
     return render(request, "apikeys/dashboard.html", context)
 

@@ -8,6 +8,7 @@ listed in .env.example and the README.
 import base64
 import binascii
 import hashlib
+import json
 import os
 import zlib
 from pathlib import Path
@@ -41,6 +42,22 @@ def env_int(name: str, default: int) -> int:
         return int(raw)
     except ValueError:
         raise ImproperlyConfigured(f"{name} must be a whole number, not {raw!r}") from None
+
+
+def env_str_map(name: str) -> dict[str, str]:
+    """A JSON object of strings to strings, e.g. {"stripe": "https://stripe.internal"}."""
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return {}
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name} must be a JSON object, not {raw!r}") from None
+    if not isinstance(value, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+    ):
+        raise ImproperlyConfigured(f"{name} must be a JSON object of strings to strings")
+    return value
 
 
 def env_list(name: str, default: list[str]) -> list[str]:
@@ -194,6 +211,8 @@ INSTALLED_APPS = [
     "mcpserver",
     "verification",
     "openstartup",  # the read-cache generation tokens (openstartup/models.py)
+    "founders",
+    "billing",
 ]
 
 MIDDLEWARE = [
@@ -536,6 +555,24 @@ PROVIDER_SYNC_MAX_BYTES = env_int("PROVIDER_SYNC_MAX_BYTES", 200 * 1024 * 1024)
 # Stripe API version sent on every Stripe call, so an account's default version never changes
 # the figures (tests and fixtures use this version's shapes).
 STRIPE_API_VERSION = "2025-09-30.clover"
+# Provider name -> another base URL for its API (staging, the tests' local fakes), as a JSON
+# object; empty: each provider's own API. Used when a founder connects from the dashboard.
+PROVIDER_API_BASES = env_str_map("PROVIDER_API_BASES")
+# The first sync after a founder connects runs while they wait, at most this long; a slower one
+# finishes in the background and the startup's page shows it.
+FIRST_SYNC_WAIT_SECONDS = float(env_int("FIRST_SYNC_WAIT_SECONDS", 10))
+# Founders may press "Sync now" once per this many seconds per startup.
+SYNC_NOW_INTERVAL_SECONDS = env_int("SYNC_NOW_INTERVAL_SECONDS", 300)
+
+# Pro billing through Stripe Checkout and the Customer Portal (billing app). Without
+# STRIPE_SECRET_KEY and STRIPE_PRO_PRICE_ID the dashboard shows how to reach the operator.
+STRIPE_SECRET_KEY = os.environ.get("STRIPE_SECRET_KEY", "").strip()
+STRIPE_PRO_PRICE_ID = os.environ.get("STRIPE_PRO_PRICE_ID", "").strip()
+STRIPE_WEBHOOK_SECRET = os.environ.get("STRIPE_WEBHOOK_SECRET", "").strip()
+# Another host for Stripe's API (tests' local fake); empty: Stripe's own.
+STRIPE_API_BASE = os.environ.get("STRIPE_API_BASE", "").strip()
+# Shown to founders when Stripe is not configured: how to reach the operator for Pro.
+OPERATOR_CONTACT = os.environ.get("OPERATOR_CONTACT", "").strip()
 # US dollars per unit. None: the documented static table in verification/money.py. A dict
 # {"USD": "1", "EUR": "1.08", ...} replaces it; REVENUE_FX_RATES_DATE says when those rates held.
 REVENUE_FX_RATES = None

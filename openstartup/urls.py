@@ -92,6 +92,8 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("", include("accounts.urls")),
     path("", include("apikeys.urls")),
+    path("", include("founders.urls")),
+    path("", include("billing.urls")),
     path("", RedirectView.as_view(url="/llms.txt", permanent=False), name="home"),
 ]
 

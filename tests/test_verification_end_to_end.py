@@ -4,7 +4,7 @@ the fake providers, then read each through GET /api/v1/startups/{slug}."""
 import io
 import logging
 import sys
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from django.core.management import call_command
@@ -16,6 +16,7 @@ from startups.models import Startup
 from tests.verification_fakes import (
     NOW,
     FakeProviders,
+    always,
     gumroad_routes,
     lemonsqueezy_routes,
     polar_routes,
@@ -260,6 +261,8 @@ def test_connect_provider_refuses_a_missing_key(fake, monkeypatch):
 
 
 def test_loop_mode_refreshes_every_period_and_survives_a_bad_round(fake, monkeypatch):
+    # Issue 13 changed the loop: it wakes every 5 minutes and syncs the connections whose hour
+    # is up, so the second sync happens once the clock has moved on by an hour.
     connect_all(fake, monkeypatch)
     from verification.management.commands import sync_revenue
 
@@ -269,14 +272,53 @@ def test_loop_mode_refreshes_every_period_and_survives_a_bad_round(fake, monkeyp
         rounds.append(seconds)
         if len(rounds) == 1:
             fake.revoke(KEYS["stripe-co"])
+            monkeypatch.setattr(timezone, "now", lambda: NOW + timedelta(minutes=30))
         if len(rounds) == 2:
+            # Half an hour on: nothing is due yet, the revoked key is not even tried.
+            assert ProviderConnection.objects.get(startup__slug="stripe-co").status == "ok"
+            monkeypatch.setattr(timezone, "now", lambda: NOW + timedelta(minutes=61))
+        if len(rounds) == 3:
             raise KeyboardInterrupt
 
     monkeypatch.setattr(sync_revenue.time, "sleep", sleep)
     with pytest.raises(KeyboardInterrupt):
         call_command("sync_revenue", "--all", "--loop", stdout=io.StringIO())
-    assert rounds == [3600, 3600]
+    assert rounds == [300, 300, 300]
     assert ProviderConnection.objects.get(startup__slug="stripe-co").status == "key_revoked"
+    assert ProviderConnection.objects.get(startup__slug="polar-co").status == "ok"
+
+
+def test_two_workers_never_sync_one_startup_at_once_and_recent_syncs_are_skipped(fake, monkeypatch):
+    from verification.scheduling import connection_take, connections_due
+
+    connect_all(fake, monkeypatch)
+    every = timedelta(hours=1)
+    stripe_co = ProviderConnection.objects.get(startup__slug="stripe-co")
+    assert connection_take(connection=stripe_co, now=NOW, every=every) is True
+    # A second worker (same moment or minutes later) finds it taken and not due.
+    assert connection_take(connection=stripe_co, now=NOW, every=every) is False
+    later = NOW + timedelta(minutes=5)
+    assert stripe_co not in connections_due(now=later, every=every)
+    assert connection_take(connection=stripe_co, now=later, every=every) is False
+    assert connection_take(connection=stripe_co, now=NOW + every, every=every) is True
+
+
+def test_the_worker_survives_a_provider_outage(fake, monkeypatch):
+    connect_all(fake, monkeypatch)
+    from verification.management.commands import sync_revenue
+
+    for path in ("/v1/subscriptions", "/v1/balance_transactions"):
+        fake.accounts[KEYS["stripe-co"]][path] = always(503)
+
+    def sleep(seconds: float) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(sync_revenue.time, "sleep", sleep)
+    with pytest.raises(KeyboardInterrupt):
+        call_command("sync_revenue", "--all", "--loop", stdout=io.StringIO())
+    statuses = dict(ProviderConnection.objects.values_list("startup__slug", "status"))
+    assert statuses.pop("stripe-co") in {"stale", "error"}  # figures kept, retried next hour
+    assert statuses == {"lemon-co": "ok", "polar-co": "ok", "gumroad-co": "ok"}
 
 
 def test_disconnecting_ends_verification(fake, monkeypatch):

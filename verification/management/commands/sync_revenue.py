@@ -1,18 +1,23 @@
 import logging
 import sys
 import time
+from datetime import timedelta
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils import timezone
 from tqdm import tqdm
 
 from verification.models import ProviderConnection
+from verification.scheduling import connection_take, connections_due
 from verification.selectors import connections_to_sync
 from verification.services import SyncInProgress, revenue_sync
 
 logger = logging.getLogger("verification.sync")
 
 DEFAULT_LOOP_SECONDS = 3600
+# The worker looks for due connections this often (at most), so a new connection or one
+# whose hour is up waits minutes, not another hour.
+WAKE_SECONDS = 300
 
 
 class Command(BaseCommand):
@@ -28,7 +33,11 @@ class Command(BaseCommand):
             const=DEFAULT_LOOP_SECONDS,
             default=None,
             metavar="SECONDS",
-            help=f"repeat forever, every SECONDS (default {DEFAULT_LOOP_SECONDS})",
+            help=(
+                f"run forever as the refresh worker: sync each connection every SECONDS "
+                f"(default {DEFAULT_LOOP_SECONDS}), looking for due ones every "
+                f"{WAKE_SECONDS // 60} minutes at most"
+            ),
         )
 
     def handle(self, *args, slug: str | None, all: bool, loop: int | None, **options) -> None:
@@ -40,14 +49,37 @@ class Command(BaseCommand):
             if self.sync_once(slug=slug) and slug:
                 raise CommandError(f"sync of {slug} did not succeed")
             return
+        every, wake = timedelta(seconds=loop), min(loop, WAKE_SECONDS)
         while True:
             try:
-                self.sync_once(slug=slug)
+                self.sync_due(slug=slug, every=every)
             except Exception:
-                # The loop outlives a bad round (the database restarting, say); next hour retries.
+                # The loop outlives a bad round (the database restarting, say); the next retries.
                 logger.exception("sync round failed")
-            logger.info("next refresh in %ss", loop)
-            time.sleep(loop)
+            time.sleep(wake)
+
+    def sync_due(self, *, slug: str | None, every: timedelta) -> None:
+        """One round of the worker: sync each connection not tried for `every`, taking it
+        first so that no other worker (or a founder's "Sync now") syncs it at the same time."""
+        connections = connections_due(now=timezone.now(), every=every)
+        if slug:
+            connections = connections.filter(startup__slug=slug)
+        for connection in connections:
+            now = timezone.now()
+            if not connection_take(connection=connection, now=now, every=every):
+                continue
+            try:
+                connection = revenue_sync(connection=connection, now=now)
+            except SyncInProgress as exc:
+                self.stdout.write(str(exc))  # a manual run holds its lease: it syncs it
+                continue
+            except Exception:
+                logger.exception("sync of %s crashed", connection.startup.slug)
+                continue
+            line = f"{connection.startup.slug}: {connection.status}"
+            if connection.last_error:
+                line += f" ({connection.last_error})"
+            self.stdout.write(line)
 
     def sync_once(self, *, slug: str | None) -> int:
         connections = list(connections_to_sync(slug=slug))

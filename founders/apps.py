@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class FoundersConfig(AppConfig):
+    name = "founders"
+    verbose_name = "Founders' startups"

@@ -1,0 +1,145 @@
+"""Before a founder's key is stored: what key each provider needs, its format rules, and one
+cheap read-only call that proves the provider accepts it. Messages are for founders."""
+
+from dataclasses import dataclass
+
+from django.conf import settings
+
+from verification.http import KeyRejected, ProviderError, ProviderHttp
+from verification.providers import PROVIDERS, provider_named
+
+
+@dataclass(frozen=True)
+class KeyGuide:
+    label: str
+    instructions: str
+    # One inexpensive GET that needs the same read permission as the sync.
+    check_path: str
+    check_params: dict
+
+
+GUIDES: dict[str, KeyGuide] = {
+    "stripe": KeyGuide(
+        label="Stripe",
+        instructions=(
+            "In the Stripe Dashboard (live mode), open Developers → API keys → Create restricted "
+            "key. Give it Read access to Balance transactions, Subscriptions and Customers and "
+            "nothing else, then paste the key (it starts with rk_live_). Do not paste your "
+            "secret key (sk_live_): it can move money, and we never need that."
+        ),
+        check_path="/v1/balance_transactions",
+        check_params={"limit": 1},
+    ),
+    "lemonsqueezy": KeyGuide(
+        label="Lemon Squeezy",
+        instructions=(
+            "In Lemon Squeezy, open Settings → API and create an API key for your live store "
+            "(not a test-mode key). We only read stores, subscriptions, orders and invoices."
+        ),
+        check_path="/v1/stores",
+        check_params={"page[size]": 1},
+    ),
+    "polar": KeyGuide(
+        label="Polar",
+        instructions=(
+            "In Polar, open Settings → Developers and create an organization access token with "
+            "the read scopes metrics:read, customers:read and refunds:read only. Use your "
+            "production organization, not the sandbox."
+        ),
+        check_path="/v1/metrics/limits",
+        check_params={},
+    ),
+    "gumroad": KeyGuide(
+        label="Gumroad",
+        instructions=(
+            "In Gumroad, open Settings → Advanced → Applications, create an application and "
+            "generate an access token with the view_sales scope only."
+        ),
+        check_path="/v2/sales",
+        check_params={},
+    ),
+    # Shown once the Paddle connector is installed (only supported providers are listed).
+    "paddle": KeyGuide(
+        label="Paddle",
+        instructions=(
+            "In Paddle (your live account, not the sandbox), open Developer tools → "
+            "Authentication → API keys and create a key with only these read permissions: "
+            "subscription.read, transaction.read, adjustment.read and discount.read."
+        ),
+        check_path="/subscriptions",
+        check_params={"per_page": 1},
+    ),
+}
+
+
+def supported_guides() -> dict[str, KeyGuide]:
+    """The instructions of every provider this service can connect, in the connectors' order."""
+    return {name: GUIDES[name] for name in PROVIDERS if name in GUIDES}
+
+
+class KeyRefused(Exception):
+    """The key cannot verify revenue; the message tells the founder why and what to do."""
+
+
+def provider_choices() -> list[tuple[str, str]]:
+    """(name, label) of every provider the service supports."""
+    return [(name, GUIDES[name].label if name in GUIDES else name) for name in PROVIDERS]
+
+
+def provider_api_base(provider: str) -> str | None:
+    """The host configured in PROVIDER_API_BASES for this provider (fakes, staging), or None
+    for the provider's own API."""
+    return (settings.PROVIDER_API_BASES or {}).get(provider) or None
+
+
+def key_format_problem(*, provider: str, raw: str) -> str | None:
+    """Why this key can never be used for verification, judged from its text alone."""
+    raw = raw.strip()
+    if not raw:
+        return "Paste the key."
+    if not raw.isascii() or not raw.isprintable() or any(c.isspace() for c in raw):
+        return "A key is one line of letters, digits and symbols: paste only the key."
+    if provider == "stripe":
+        if raw.startswith(("sk_test_", "rk_test_", "pk_test_")):
+            return (
+                "This is a test-mode key. Verification needs your real (live-mode) data: "
+                "create a restricted key in live mode (it starts with rk_live_)."
+            )
+        if raw.startswith("sk_live_"):
+            return (
+                "This is your full secret key, which can move money and change your account. "
+                "Create a restricted key with Read access only (it starts with rk_live_)."
+            )
+        if raw.startswith("pk_"):
+            return "This is a publishable key. Create a restricted key (rk_live_…) instead."
+        if not raw.startswith("rk_live_"):
+            return "A Stripe restricted key starts with rk_live_; this key does not."
+    return None
+
+
+def key_check(*, provider: str, raw: str) -> None:
+    """Refuse a key with KeyRefused unless the provider answers one read-only call with it."""
+    connector = provider_named(provider)
+    if problem := key_format_problem(provider=provider, raw=raw):
+        raise KeyRefused(problem)
+    raw = raw.strip()
+    guide = GUIDES.get(provider)
+    if guide is None:
+        return
+    base = provider_api_base(provider) or connector.default_api_base
+    try:
+        with ProviderHttp(
+            base_url=base, headers=connector.auth_headers(raw), secret=raw, sleep=lambda s: None
+        ) as http:
+            http.retries = 0  # one call: the founder is waiting
+            http.get(guide.check_path, params=guide.check_params or None)
+    except KeyRejected:
+        raise KeyRefused(
+            f"{guide.label} refused this key: it may be revoked, mistyped, or missing the read "
+            "permissions listed above."
+        ) from None
+    except ProviderError:
+        raise KeyRefused(
+            f"We could not reach {guide.label} to check the key just now. Nothing was saved; "
+            "please try again in a few minutes."
+        ) from None
