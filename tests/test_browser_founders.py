@@ -109,7 +109,14 @@ def test_a_founder_verifies_a_startup_claims_another_and_pays_for_pro_in_chromiu
     assert KEY not in page.content()
     page.screenshot(path=str(shots / "startup-verified.png"), full_page=True)
     data = api_detail(base, "rocket-sauce")
-    assert data["revenue"] == {"mrr": 49, "arr": 588, "currency": "USD", "verified": True}
+    assert data["revenue"].pop("lastSyncedAt") is not None
+    assert data["revenue"] == {
+        "mrr": 49,
+        "arr": 588,
+        "currency": "USD",
+        "verified": True,
+        "growth30d": None,
+    }
     assert data["verification"]["totalRevenue"] == 49
 
     # Disconnect: self-reported again, at once.
@@ -120,7 +127,14 @@ def test_a_founder_verifies_a_startup_claims_another_and_pays_for_pro_in_chromiu
     assert page.text_content("[data-testid=mrr]").strip() == "$1500"
     assert page.text_content("[data-testid=revenue-kind]").strip() == "self-reported"
     data = api_detail(base, "rocket-sauce")
-    assert data["revenue"] == {"mrr": 1500, "arr": 18000, "currency": "USD", "verified": False}
+    assert data["revenue"] == {
+        "mrr": 1500,
+        "arr": 18000,
+        "currency": "USD",
+        "verified": False,
+        "lastSyncedAt": None,
+        "growth30d": None,
+    }
 
     # Claim an unowned startup: pending until an operator approves it in the admin.
     page.goto(f"{base}/dashboard/startups/claim/")

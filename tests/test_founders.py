@@ -93,7 +93,14 @@ def test_a_founder_adds_a_startup_and_owns_it_with_self_reported_figures():
     assert startup.owner == founder
     assert response["Location"] == "/dashboard/startups/acme-rockets/"
     data = detail("acme-rockets")
-    assert data["revenue"] == {"mrr": 1200, "arr": 14400, "currency": "USD", "verified": False}
+    assert data["revenue"] == {
+        "mrr": 1200,
+        "arr": 14400,
+        "currency": "USD",
+        "verified": False,
+        "lastSyncedAt": None,
+        "growth30d": None,
+    }
     assert data["verification"] is None
     assert data["country"] == "France"
     # The slug follows the import rule; a second startup of that name gets a suffix.
@@ -228,7 +235,10 @@ def test_connecting_checks_the_key_syncs_at_once_and_never_shows_or_logs_the_key
     assert "rk_live_" in form and "Read" in form  # the instructions say which key to make
     from verification.providers import PROVIDERS
 
-    for provider in PROVIDERS:  # every supported provider, each with its instructions
+    for provider in PROVIDERS:  # every real provider, each with its instructions
+        if provider == "demo":  # invented figures: the demo seed's only, never a founder's
+            assert 'value="demo"' not in form
+            continue
         assert f'value="{provider}"' in form
         assert f'data-testid="guide-{provider}"' in form
 
@@ -241,7 +251,14 @@ def test_connecting_checks_the_key_syncs_at_once_and_never_shows_or_logs_the_key
     assert KEY not in connection.encrypted_key
     assert stripe_fake.calls("/v1/balance_transactions", limit="1") == 1  # the key check
     data = detail(startup.slug)
-    assert data["revenue"] == {"mrr": 49, "arr": 588, "currency": "USD", "verified": True}
+    assert data["revenue"].pop("lastSyncedAt") is not None
+    assert data["revenue"] == {
+        "mrr": 49,
+        "arr": 588,
+        "currency": "USD",
+        "verified": True,
+        "growth30d": None,
+    }
     assert data["verification"]["totalRevenue"] == 49
 
     page = client.get(f"/dashboard/startups/{startup.slug}/").content.decode()
@@ -326,7 +343,14 @@ def test_disconnecting_deletes_the_key_and_brings_back_the_reported_figures_at_o
     client.post(f"/dashboard/startups/{slug}/disconnect/")
     assert not ProviderConnection.objects.exists()
     data = detail(slug)
-    assert data["revenue"] == {"mrr": 1500, "arr": 18000, "currency": "USD", "verified": False}
+    assert data["revenue"] == {
+        "mrr": 1500,
+        "arr": 18000,
+        "currency": "USD",
+        "verified": False,
+        "lastSyncedAt": None,
+        "growth30d": None,
+    }
     assert data["verification"] is None
 
 
@@ -368,3 +392,18 @@ def test_odd_slugs_in_dashboard_urls_are_404_not_500():
             assert client.get(f"/dashboard/startups/{slug}/{suffix}").status_code == 404
         assert client.post(f"/dashboard/startups/{slug}/sync/").status_code == 404
     assert client.post("/dashboard/startups/claim/", {"slug": "a\x00b"}).status_code == 200
+
+
+@pytest.mark.django_db
+def test_a_founder_cannot_verify_with_the_demo_provider():
+    # The demo provider invents figures from its "key": offered to founders, anyone could
+    # self-verify any MRR. Only the demo seed uses it.
+    founder = make_account()
+    startup = make_startup(name="Invented", owner=founder, mrr=10)
+    client = signed_in(founder)
+    response = client.post(
+        f"/dashboard/startups/{startup.slug}/connect/",
+        {"provider": "demo", "key": "demo:1:2:2025-01-01:2025-06-01:subscriptions"},
+    )
+    assert response.status_code == 200  # the form again, with the refusal
+    assert detail(startup.slug)["revenue"]["verified"] is False

@@ -82,8 +82,9 @@ class KeyRefused(Exception):
 
 
 def provider_choices() -> list[tuple[str, str]]:
-    """(name, label) of every provider the service supports."""
-    return [(name, GUIDES[name].label if name in GUIDES else name) for name in PROVIDERS]
+    """(name, label) of every real provider a founder can connect: those with instructions. The
+    `demo` provider invents its figures and is for the demo seed only, never a founder's."""
+    return [(name, guide.label) for name, guide in supported_guides().items()]
 
 
 def provider_api_base(provider: str) -> str | None:
