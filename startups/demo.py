@@ -1,7 +1,7 @@
 """A deterministic, realistic demo dataset (used by `seed_demo`)."""
 
 import random
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
@@ -531,22 +531,30 @@ def _bulk_load(models_: tuple[type[models.Model], ...]) -> Iterator[None]:
 
 
 @transaction.atomic
-def seed_demo(count: int) -> int:
-    """Replace the demo startups with a fresh deterministic set of `count`; returns the count."""
+def seed_demo(count: int, progress: Callable[[str], None] | None = None) -> int:
+    """Replace the demo startups with a fresh deterministic set of `count`; returns the count.
+
+    `progress`, when given, is told what each step is doing (large counts take a while)."""
+    say = progress or (lambda message: None)
+    say(f"building {count} demo startups")
     rows = build_demo(count)
     with _bulk_load(DEMO_MODELS):
-        loaded = _load(rows)
+        loaded = _load(rows, say)
     readcache.bump("data")  # bulk inserts send no model signals
     return loaded
 
 
-def _load(rows: DemoRows) -> int:
+def _load(rows: DemoRows, say: Callable[[str], None]) -> int:
     slugs = [startup["slug"] for startup in rows.startups]
+    say("removing the previous demo startups")
     _delete_startups(slugs)
+    say(f"inserting {len(rows.startups)} startups")
     _insert(Startup, rows.startups)
     startup_ids = _ids_by_slug(slugs)
+    say(f"inserting {len(rows.founders)} founders and {len(rows.socials)} links")
     _insert(Founder, _with_parent(rows.founders, startup_ids, "startup_id"))
     _insert(Social, _with_parent(rows.socials, startup_ids, "startup_id"))
+    say(f"inserting {len(rows.verifications)} verifications and {len(rows.monthly)} months")
     _insert(Verification, _with_parent(rows.verifications, startup_ids, "startup_id"))
     verification_ids = dict(
         Verification.objects.filter(
