@@ -101,6 +101,12 @@ AI_CACHE_SECONDS = env_int("AI_CACHE_SECONDS", 300)
 # The list's exact total, which startups make up a page and their ranks are kept in the shared
 # cache this long per filter set and page (rows are always read fresh); 0 turns it off.
 LIST_CACHE_SECONDS = env_int("LIST_CACHE_SECONDS", 30)
+# Public HTML pages (/, /startups/, profiles, their .md and badge.svg) are kept whole in the
+# shared cache this long; 0 turns it off. They spend no API allowance, so the list page also
+# stops at PUBLIC_LIST_MAX_PAGES pages of PUBLIC_LIST_PAGE_SIZE: deeper browsing is the API's.
+PUBLIC_PAGE_CACHE_SECONDS = env_int("PUBLIC_PAGE_CACHE_SECONDS", 180)
+PUBLIC_LIST_PAGE_SIZE = 25
+PUBLIC_LIST_MAX_PAGES = env_int("PUBLIC_LIST_MAX_PAGES", 20)
 # Per-process copies of hot reads (keys and plans, startup profiles), kept exact by generation
 # tokens in Redis (openstartup/readcache.py); also the longest an unchanged copy is kept.
 # Needs a shared cache, so it is off (0) by default without REDIS_URL.

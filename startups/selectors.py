@@ -9,7 +9,7 @@ from typing import Literal
 import orjson
 from django.conf import settings
 from django.core.cache import cache
-from django.db.models import F, Prefetch, Q, QuerySet, Window
+from django.db.models import Count, F, Prefetch, Q, QuerySet, Window
 from django.db.models.functions import Lower, RowNumber
 from django.db.models.lookups import IsNull
 from django.utils import timezone
@@ -57,6 +57,8 @@ class StartupFilters:
     min_mrr: int | None = None
     max_mrr: int | None = None
     sort: Sort = DEFAULT_SORT
+    # True: only startups whose figures a provider sync verified; False: only the others.
+    verified: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -87,7 +89,26 @@ def startup_list(*, filters: StartupFilters) -> QuerySet[Startup]:
         qs = qs.filter(mrr__gte=filters.min_mrr)
     if filters.max_mrr is not None:
         qs = qs.filter(mrr__lte=filters.max_mrr)
+    if filters.verified is not None:
+        qs = qs.filter(verification__isnull=not filters.verified)
     return qs.order_by(*SORT_ORDERS[filters.sort])
+
+
+@dataclass(frozen=True)
+class DatasetCounts:
+    startups: int
+    verified: int
+    on_sale: int
+
+
+def dataset_counts() -> DatasetCounts:
+    """How many published startups there are, how many verified, how many on sale (one query)."""
+    counts = published_startups().aggregate(
+        startups=Count("id"),
+        verified=Count("id", filter=Q(verification__isnull=False)),
+        on_sale=Count("id", filter=Q(on_sale=True)),
+    )
+    return DatasetCounts(**counts)
 
 
 # Per-process copies of list rows by id, dropped on every server by any data write.

@@ -9,6 +9,7 @@ API response the test suite gets is validated against the generated document.
 """
 
 import math
+from dataclasses import replace
 from typing import Any
 
 from django.conf import settings
@@ -166,6 +167,15 @@ class StartupFilterSerializer(serializers.Serializer):
     def page_number(self) -> int:
         page = self.validated_data.get("page") or 1
         return max(1, min(page, MAX_PAGE))
+
+
+class StartupBrowseFilterSerializer(StartupFilterSerializer):
+    """Query parameters of the public /startups/ page: the API's, plus `verified`."""
+
+    verified = LenientBoolean(required=False)
+
+    def filters(self) -> StartupFilters:
+        return replace(super().filters(), verified=self.validated_data.get("verified"))
 
     def requested_limit(self) -> int | None:
         return self.validated_data.get("limit")

@@ -1,6 +1,4 @@
 import orjson
-from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import render
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -15,14 +13,12 @@ from quota.plans import apply_limit, remaining_notice
 from quota.services import quota_reservation
 from startups.profiles import startup_profile_json
 from startups.renderers import CamelCaseJSONRenderer
-from startups.selectors import startup_get, startup_page
+from startups.selectors import startup_page
 from startups.serializers import (
-    StartupDetailSerializer,
     StartupEnvelopeSerializer,
     StartupFilterSerializer,
     StartupListSerializer,
     StartupPageSerializer,
-    profile_url,
 )
 
 _LIST_EXAMPLE = {
@@ -172,16 +168,3 @@ class StartupDetailView(QuotaHeadersMixin, APIView):
             reservation.use(1)
         # The profile is already rendered JSON (camelCase): embedded as is.
         return Response({"data": orjson.Fragment(profile)})
-
-
-def profile_page(request: HttpRequest, slug: str) -> HttpResponse:
-    """The public profile page that profileUrl points to."""
-    startup = startup_get(slug=slug)
-    if startup is None:
-        raise Http404("No such startup")
-    data = StartupDetailSerializer(startup, context={"request": request}).data
-    return render(
-        request,
-        "startups/profile.html",
-        {"startup": data, "profile_url": profile_url(startup, request)},
-    )
