@@ -168,6 +168,9 @@ class StartupFilterSerializer(serializers.Serializer):
         page = self.validated_data.get("page") or 1
         return max(1, min(page, MAX_PAGE))
 
+    def requested_limit(self) -> int | None:
+        return self.validated_data.get("limit")
+
 
 class StartupBrowseFilterSerializer(StartupFilterSerializer):
     """Query parameters of the public /startups/ page: the API's, plus `verified`."""
@@ -176,9 +179,6 @@ class StartupBrowseFilterSerializer(StartupFilterSerializer):
 
     def filters(self) -> StartupFilters:
         return replace(super().filters(), verified=self.validated_data.get("verified"))
-
-    def requested_limit(self) -> int | None:
-        return self.validated_data.get("limit")
 
 
 def profile_url(startup: Startup, request) -> str:
