@@ -143,5 +143,5 @@ def account_delete_view(request: HttpRequest) -> HttpResponse:
         messages.success(
             request, f"Your account was deleted and its {revoked} active key(s) revoked."
         )
-        return redirect("home")
+        return redirect("login")
     return render(request, "apikeys/account_delete.html", {"form": form})
