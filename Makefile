@@ -42,16 +42,16 @@ test: install-dev
 	$(PY) manage.py makemigrations --check --dry-run
 	$(VENV)/bin/pytest
 
-lint: install-dev
+lint: $(DEV_STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 
-format: install-dev
+format: $(DEV_STAMP)
 	$(VENV)/bin/ruff format .
 	$(VENV)/bin/ruff check --fix .
 
 # PostgreSQL + Redis + wrk; see bench/run.py (never part of `make test`).
-bench: install-dev
+bench: $(DEV_STAMP)
 	$(PY) bench/run.py
 
 clean:

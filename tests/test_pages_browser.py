@@ -121,6 +121,13 @@ def test_every_page_fits_the_screen_and_passes_axe(live_server, browser, viewpor
     ):
         visit(path)
 
+    page.goto(f"{base}/")
+    page.click("text=The answer, as served right now")  # the sample, unfolded
+    problems.extend(problems_on(page))
+    page.goto(f"{base}/startups/acme-analytics")
+    page.click("text=The same figures as a table")
+    problems.extend(problems_on(page))
+
     visit("/accounts/signup/")
     page.fill("input[name=email]", f"{viewport}-{EMAIL}")
     page.fill("input[name=password1]", "short")
