@@ -356,3 +356,42 @@ def test_make_run_installs_only_runtime_requirements():
     ).stdout
     assert "-r requirements.txt" in plan
     assert "requirements-dev" not in plan and "npm" not in plan
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "page=abc&sort=nope&verified=maybe&onSale=2",
+        "page=99999999999999999999&q=%00&category=%00",
+        "q=" + "x" * 5000,
+        "q=%25_%5C&category=%ff%fe",
+    ],
+)
+def test_the_list_page_never_fails_on_odd_parameters(client, query):
+    make_startups(3)
+    response = client.get(f"/startups/?{query}")
+    assert response.status_code == 200
+
+
+@pytest.mark.parametrize("slug", ["%00", "%ff", "a%20b", "..", "x" * 500, "ü"])
+def test_odd_slugs_get_the_html_404(client, db, slug):
+    for suffix in ("", ".md", "/badge.svg"):
+        response = client.get(f"/startups/{slug}{suffix}")
+        assert response.status_code == 404, suffix
+        assert response["Content-Type"].startswith("text/html")
+
+
+def test_make_run_prints_the_pages_to_open_when_gunicorn_is_up():
+    logged: list[str] = []
+
+    class Log:
+        def info(self, message: str, *args) -> None:
+            logged.append(message % args)
+
+    class Server:
+        cfg = type("Cfg", (), {"address": [("127.0.0.1", 8123)]})()
+        log = Log()
+
+    runpy.run_path(str(ROOT / "gunicorn.conf.py"))["when_ready"](Server())
+    assert "http://127.0.0.1:8123/startups/" in logged[0]
+    assert "http://127.0.0.1:8123/accounts/signup/" in logged[0]
