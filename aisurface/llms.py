@@ -2,6 +2,7 @@
 
 Every named route (admin aside) is listed with its real path, so the file cannot drift from the
 routes: a new route shows up on its own, described here when it has an entry in ROUTE_DOCS.
+The file parses with the reference `llms-txt` parser (tests/test_llms_txt.py).
 """
 
 from dataclasses import dataclass
@@ -49,14 +50,17 @@ class RouteDoc:
     text: str
 
 
-REST, AI, MCP, DOCS, PAGES = (
+REST, AI, MCP, AUTHENTICATION, PLANS, FAIR_USE, DOCS, PAGES = (
     "REST API (/api/v1, camelCase)",
     "AI surface (/api/ai, snake_case)",
     "MCP server (/api/mcp)",
+    "Authentication",
+    "Plans and limits",
+    "Fair use and data use",
     "Docs",
     "Pages",
 )
-SECTIONS = [REST, AI, MCP, DOCS, PAGES]
+SECTIONS = [REST, AI, MCP, AUTHENTICATION, PLANS, FAIR_USE, DOCS, PAGES]
 ROUTE_DOCS = {
     "startup-list": RouteDoc(
         REST,
@@ -120,8 +124,8 @@ ROUTE_DOCS = {
         DOCS,
         "API guide",
         "GET",
-        "How to page with meta.hasMore, the plans and the monthly allowance, the headers, and "
-        "the data-use rules.",
+        "How to page with meta.hasMore, the plans and the monthly allowance, the headers, the "
+        "MCP server, the Python client and the data-use rules.",
     ),
     "startup-profile": RouteDoc(
         PAGES,
@@ -202,29 +206,90 @@ def public_routes() -> list[Route]:
     return routes
 
 
-def _plan_line(plan) -> str:
+def _plan_text(plan) -> str:
     allowance = (
         f"{plan.monthly_allowance} records per calendar month (UTC)"
         if plan.monthly_allowance is not None
         else "no monthly cap"
     )
-    return f"- {plan.name}: limit 1 to {plan.max_limit} per request, {allowance}."
+    return f"limit 1 to {plan.max_limit} per request, {allowance}."
+
+
+def _linkable(route: Route) -> bool:
+    """A plain link must answer a GET: no `{placeholder}` template, no POST-only endpoint."""
+    doc = ROUTE_DOCS.get(route.name)
+    return "{" not in route.path and (doc is None or doc.method == "GET")
 
 
 def llms_txt(request: HttpRequest) -> str:
-    """The whole file as text."""
+    """The whole file as text, in the llms.txt format (https://llmstxt.org): an H1, a blockquote
+    summary, prose (no headings) before the first H2, then H2 sections that hold nothing but
+    `- [title](url): notes` link lines. Every link answers a GET; URL templates and the POST-only
+    MCP endpoint are written as code in the prose, never as links."""
     base = site_url(request)
     name = settings.SERVICE_NAME
     routes = public_routes()
+    guide = f"{base}{reverse('api-guide')}"
+
     by_section: dict[str, list[str]] = {section: [] for section in SECTIONS}
+    patterns = []
     for route in routes:
         doc = ROUTE_DOCS.get(route.name)
+        method = doc.method if doc else "GET"
+        if not _linkable(route):
+            patterns.append(f"- `{method} {route.path}`: {doc.title}. {doc.text}")
+            continue
+        patterns.append(f"- `{method} {route.path}`" + (f": {doc.title}." if doc else ""))
         if doc is None:
             by_section.setdefault("Other pages", []).append(f"- [{route.name}]({base}{route.path})")
             continue
-        by_section[doc.section].append(
-            f"- [{doc.title}]({base}{route.path}): {doc.method}. {doc.text}"
-        )
+        by_section[doc.section].append(f"- [{doc.title}]({base}{route.path}): {doc.text}")
+    by_section[MCP] += [
+        f"- [Connecting an MCP client]({guide}#mcp): POST JSON-RPC 2.0 to "
+        f"`{base}{reverse('mcp')}` (Streamable HTTP, stateless, JSON responses, no sessions; "
+        "other HTTP methods get 405). Protocol versions: "
+        + ", ".join(SUPPORTED_VERSIONS)
+        + " (initialize handshake, or `server/discover` with per-request `_meta` for "
+        "2026-07-28). Results are in `structuredContent` and as JSON text in `content[0].text`; "
+        "tool failures set `isError`; an unknown tool is JSON-RPC error -32602. `limit` defaults "
+        f"to {DEFAULT_LIMIT}; values above {MAX_LIMIT} are capped at {MAX_LIMIT}.",
+        *[f"- [Tool `{tool.name}`]({guide}#mcp): {tool.description}" for tool in TOOLS.values()],
+    ]
+    by_section[DOCS].append(
+        f"- [Python client]({guide}#python): The official client, package `openstartup` "
+        "(clients/python in the repository): auto-paging list, retries on 5xx and 429 "
+        "honouring Retry-After, typed models, errors with code, message and request id."
+    )
+    by_section[AUTHENTICATION] = [
+        f"- [Keys and headers]({guide}#headers): Optional everywhere; without a key you get Free "
+        "limits, counted per IP address. Send a key as `Authorization: Bearer <API_KEY>` or "
+        "`X-API-Key: <API_KEY>`; keep it server-side. A wrong or revoked key gets 401 "
+        "`invalid_api_key`; it is never treated as no key.",
+        f"- [Founders' dashboard]({base}{reverse('dashboard')}): Keys are created here (sign-in "
+        "required) and shown once.",
+    ]
+    by_section[PLANS] = [
+        f"- [{plan.name} plan]({guide}#plans): {_plan_text(plan)}" for plan in (FREE, PRO)
+    ] + [
+        f"- [Metering]({guide}#plans): Each startup in a /api/v1 list counts as one record, "
+        "each single-startup call as one. Limits above the plan maximum are lowered "
+        "(`meta.notice` says so); an exhausted Free allowance gives 429 "
+        "`monthly_quota_exceeded` until the 1st (UTC). /api/ai and /api/mcp do NOT spend the "
+        "monthly allowance; they serve the curated AI-enabled set. /api/ai answers are cached "
+        f"for up to {settings.AI_CACHE_SECONDS // 60} minutes (ETag, 304 on If-None-Match).",
+        f"- [Response headers]({guide}#headers): X-Service-Plan, X-Service-Max-Limit and, on "
+        "Free, X-Service-Quota-Limit, X-Service-Quota-Remaining, X-Service-Quota-Reset.",
+    ]
+    by_section[FAIR_USE] = [
+        f"- [Fair use]({guide}#data-use): About 60 requests per minute. Cache what you fetch, "
+        "page instead of repeating queries; do not rotate IP addresses or create extra accounts "
+        "to avoid the Free allowance. Abusive traffic may be blocked.",
+        f"- [Data use]({guide}#data-use): Credit the service with a link to the startup's "
+        "profile URL where data is shown. Do not resell the raw dataset. Do not present "
+        "self-reported figures as verified. More than 50 records per request or a bulk export: "
+        "contact the operator.",
+    ]
+
     lines = [
         f"# {name}",
         "",
@@ -237,58 +302,13 @@ def llms_txt(request: HttpRequest) -> str:
         "8601 UTC (`YYYY-MM-DDTHH:MM:SS.sssZ`), months `YYYY-MM`. Errors look like "
         '`{"error": {"code": "...", "message": "..."}}`. CORS allows any origin.',
         "",
+        "URL patterns (`{slug}` is a startup's slug as returned by the list; templates are "
+        "written as code, not links):",
+        "",
+        *patterns,
+        "",
     ]
     for section, entries in by_section.items():
-        if not entries:
-            continue
-        lines += [f"## {section}", "", *entries, ""]
-        if section == MCP:
-            lines += [
-                "Protocol versions: " + ", ".join(SUPPORTED_VERSIONS) + " (initialize handshake, "
-                "or `server/discover` with per-request `_meta` for 2026-07-28). Tools (tools/call; "
-                f"`limit` defaults to {DEFAULT_LIMIT} and is capped at {MAX_LIMIT}; results in "
-                "`structuredContent`, and as JSON text in `content[0].text`; failures set "
-                "`isError`):",
-                "",
-                *[f"- `{tool.name}`: {tool.description}" for tool in TOOLS.values()],
-                "",
-            ]
-    lines += [
-        "## URL patterns",
-        "",
-        *[
-            f"- `{ROUTE_DOCS[r.name].method if r.name in ROUTE_DOCS else 'GET'} {r.path}`"
-            for r in routes
-        ],
-        "",
-        "## Authentication",
-        "",
-        "- Optional everywhere. Without a key you get Free limits, counted per IP address.",
-        "- Send a key as `Authorization: Bearer <API_KEY>` or `X-API-Key: <API_KEY>`; keys are "
-        "created in the account dashboard and shown once. Keep them server-side.",
-        "- A wrong or revoked key gets 401 `invalid_api_key`; it is never treated as no key.",
-        "",
-        "## Plans and limits",
-        "",
-        _plan_line(FREE),
-        _plan_line(PRO),
-        "- Each startup in a /api/v1 list counts as one record, each single-startup call as one. "
-        "Limits above the plan maximum are lowered (`meta.notice` says so); an exhausted Free "
-        "allowance gives 429 `monthly_quota_exceeded` until the 1st (UTC).",
-        "- /api/ai and /api/mcp do NOT spend the monthly allowance; they serve the curated "
-        "AI-enabled set. /api/ai answers are cached for up to "
-        f"{settings.AI_CACHE_SECONDS // 60} minutes (ETag, 304 on If-None-Match).",
-        "- Response headers X-Service-Plan, X-Service-Max-Limit and, on Free, "
-        "X-Service-Quota-Limit, X-Service-Quota-Remaining, X-Service-Quota-Reset.",
-        "",
-        "## Fair use and data use",
-        "",
-        "- About 60 requests per minute. Cache what you fetch, page instead of repeating "
-        "queries; do not rotate IP addresses or create extra accounts to avoid the Free "
-        "allowance. Abusive traffic may be blocked.",
-        "- Credit the service with a link to the startup's profile URL where data is shown.",
-        "- Do not resell the raw dataset. Do not present self-reported figures as verified.",
-        "- More than 50 records per request or a bulk export: contact the operator.",
-        "",
-    ]
+        if entries:
+            lines += [f"## {section}", "", *entries, ""]
     return "\n".join(lines)

@@ -14,6 +14,7 @@ from rest_framework.views import APIView
 
 from aisurface.cache import cached_response
 from aisurface.llms import llms_txt
+from openstartup import readcache
 from openstartup.errors import NotFound
 from openstartup.openapi import (
     AI_REQUEST_HEADERS,
@@ -98,7 +99,7 @@ class AiDiscoveryView(APIView):
         filters = AiDiscoveryFilterSerializer.parse(request.query_params)
 
         def build() -> dict:
-            startups = ai_startup_list(**filters)
+            startups = ai_startup_list(**filters, db=readcache.PRIMARY)
             return AiDiscoverySerializer(startups, context={"request": request}).data
 
         return cached_response(request, parts=filters, build=build)
@@ -127,7 +128,7 @@ class AiProfileView(APIView):
     )
     def get(self, request: Request, slug: str) -> Response:
         def build() -> dict:
-            startup = ai_startup_get(slug=slug)
+            startup = ai_startup_get(slug=slug, db=readcache.PRIMARY)
             if startup is None:
                 raise NotFound(f"No AI-enabled startup with slug '{slug}'")
             return AiProfileSerializer(startup, context={"request": request}).data

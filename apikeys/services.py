@@ -60,14 +60,11 @@ class KeyAccount:
     is_authenticated = True
 
 
-# Per-process copies of key lookups, dropped on every server by any key, subscription or
-# account change (apikeys/signals.py and the services below bump the "auth" generation).
-_KEY_LOOKUPS = readcache.LocalCache("auth", max_entries=10_000)
-
-
 def _key_record(*, digest: str, now: datetime) -> KeyRecord | None:
+    """Read from the primary: it fills a per-process copy (openstartup/readcache.py)."""
     row = (
-        ApiKey.objects.filter(digest=digest, revoked_at__isnull=True, account__is_active=True)
+        ApiKey.objects.using(readcache.PRIMARY)
+        .filter(digest=digest, revoked_at__isnull=True, account__is_active=True)
         .annotate(
             pro_until=Subquery(
                 _active_pro(account=OuterRef("account_id"), now=now)
@@ -97,7 +94,7 @@ def api_key_authenticate(*, raw: str, now: datetime | None = None) -> KeyAccount
         raise InvalidApiKey()
     now = now or timezone.now()
     digest = keys.digest(raw)
-    record = _KEY_LOOKUPS.get_or_build(digest, lambda: _key_record(digest=digest, now=now))
+    record = readcache.key_record(digest, lambda: _key_record(digest=digest, now=now))
     if record is None:
         raise InvalidApiKey()
     if record.last_used_at is None or now - record.last_used_at >= LAST_USED_RESOLUTION:
@@ -111,8 +108,11 @@ def api_key_authenticate(*, raw: str, now: datetime | None = None) -> KeyAccount
     )
 
 
+@transaction.atomic
 def api_key_revoke(*, api_key: ApiKey, now: datetime | None = None) -> ApiKey:
-    """Revoke a key for good; revoking twice keeps the first revocation time."""
+    """Revoke a key for good; revoking twice keeps the first revocation time. The revocation
+    and the new "auth" token commit together: every server refuses the key from the next
+    request on, or (the database failing) nothing happened and the error propagates."""
     if api_key.revoked_at is None:
         api_key.revoked_at = now or timezone.now()
         ApiKey.objects.filter(pk=api_key.pk, revoked_at__isnull=True).update(

@@ -302,19 +302,19 @@ NOTES = """
 ## What makes the service rows fast
 
 - **Per-process copies kept exact by generation tokens** (`openstartup/readcache.py`): key
-  lookups with their plan inputs, rendered startup profiles and list rows are kept in each
-  worker and used only while the "auth"/"data" token in Redis is unchanged. Every write replaces
-  the token, so a revocation, a plan change or an edit shows on the next request on every
-  server. A request reads both tokens in one `MGET` through a redis-py client holding one
-  connection (~80 us of CPU, against ~300 us through django-redis's layer). A Pro detail is then
-  that one round trip and no SQL.
+  lookups with their plan inputs, rendered startup profiles, list rows and AI answers are kept in
+  each worker and used only while the "auth"/"data" token in PostgreSQL is unchanged. Every
+  write replaces the token in its own transaction, so a revocation, a plan change or an edit
+  shows on the next request on every server, whatever Redis does. A request reads both tokens in
+  one primary-key query; a Pro detail is then that one query.
 - **Pro requests do not touch the counter** (records served on Pro do not count); a Free request
-  is still one conditional `UPDATE` in PostgreSQL.
+  is one conditional `UPDATE` (with its delivery hold, one statement) and, after the answer is
+  written, the hold's removal.
 - **List skeleton** (exact total, page ids, ranks) in Redis per filter set and page, keyed by
   the data token; rows from the copies.
-- **/api/ai**: each worker mirrors the shared Redis entry (rendered bytes, ETag) for up to 10 s,
-  never past its expiry, so a hit costs no round trip; the first server to build an entry stores
-  it with `add()` and every server serves that one.
+- **/api/ai**: answers (rendered bytes, ETag) kept per worker and in Redis under the data
+  token; the first server to build an entry stores it with `add()` and every server serves that
+  one.
 - Key and `If-None-Match` headers read from `request.META`, orjson rendering, a profile embedded
   in the envelope as an `orjson.Fragment`.
 """

@@ -62,8 +62,8 @@ class LimitField(StrictInteger):
     def __init__(self, **kwargs: Any):
         kwargs.setdefault(
             "help_text",
-            f"Most results to return, 1-{MAX_LIMIT} (default {DEFAULT_LIMIT}); "
-            f"larger values are capped at {MAX_LIMIT}.",
+            f"Most results to return (default {DEFAULT_LIMIT}); values above {MAX_LIMIT} are "
+            f"accepted and capped at {MAX_LIMIT}.",
         )
         super().__init__(min_value=1, required=False, default=DEFAULT_LIMIT, **kwargs)
 
@@ -71,7 +71,9 @@ class LimitField(StrictInteger):
         return min(super().to_internal_value(data), MAX_LIMIT)
 
     def json_schema(self) -> dict:
-        return {**super().json_schema(), "maximum": MAX_LIMIT, "default": DEFAULT_LIMIT}
+        # No "maximum": the server accepts larger values and caps them (the description says
+        # so), and a schema maximum would tell clients that 51 is refused.
+        return {**super().json_schema(), "default": DEFAULT_LIMIT}
 
 
 class WholeDollars(serializers.Field):

@@ -1,4 +1,8 @@
-"""JSON-RPC 2.0 dispatch for the MCP endpoint: one request in, one (status, response) out.
+"""JSON-RPC 2.0 dispatch for the MCP endpoint: one message in, one (status, response) out.
+
+`handle_message` takes any parsed JSON body and decides everything about it once: the protocol
+version, whether it is a JSON-RPC 2.0 message at all, notifications and posted responses (None:
+nothing to answer), then the method. The HTTP view only moves bytes.
 
 Stateless: `initialize` is answered but never required. Two protocol eras are served side by
 side. Handshake-era clients (2024-11-05 .. 2025-11-25) call `initialize` first and get HTTP 200
@@ -14,7 +18,7 @@ from typing import Any
 from django.conf import settings
 from django.http import HttpRequest
 
-from mcpserver.tools import call_tool, server_instructions, tool_definitions
+from mcpserver.tools import UnknownTool, call_tool, server_instructions, tool_definitions
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -132,7 +136,10 @@ def _tools_call(call: Call) -> dict:
     arguments = call.params.get("arguments")
     if arguments is not None and not isinstance(arguments, dict):
         raise RpcError(INVALID_PARAMS, "params.arguments must be an object")
-    return call_tool(name, arguments or {}, request=call.http_request)
+    try:
+        return call_tool(name, arguments or {}, request=call.http_request)
+    except UnknownTool as error:
+        raise RpcError(INVALID_PARAMS, str(error), {"name": name}) from None
 
 
 HANDLERS: dict[str, Callable[[Call], dict]] = {
@@ -174,13 +181,48 @@ def _modern_envelope(message: dict, params: dict, headers: Mapping[str, str]) ->
     return True
 
 
-def handle_request(
+def handle_message(
+    message: Any, *, headers: Mapping[str, str], http_request: HttpRequest
+) -> tuple[int, dict] | None:
+    """Answer one parsed JSON body: (HTTP status, response), or None when nothing is owed."""
+    version = headers.get("mcp-protocol-version", DEFAULT_HEADER_VERSION)
+    if version not in SUPPORTED_VERSIONS:
+        error = unsupported_version(version, SUPPORTED_VERSIONS)
+        return 400, error_response(None, error.code, error.message, error.data)
+    if isinstance(message, list):
+        return 400, error_response(
+            None, INVALID_REQUEST, "Batches are not supported; send one message"
+        )
+    if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+        return 400, error_response(None, INVALID_REQUEST, "Not a JSON-RPC 2.0 message")
+    if "method" not in message and "id" in message and ("result" in message or "error" in message):
+        return None  # a response to a server request; this server sends none
+    if not isinstance(message.get("method"), str):
+        request_id = readable_id(message)
+        return 400, error_response(request_id, INVALID_REQUEST, "method must be a string")
+    if "id" not in message:
+        return None  # a notification: accepted, nothing to answer
+    if readable_id(message) is None:
+        return 400, error_response(None, INVALID_REQUEST, "id must be a string or an integer")
+    return _handle_request(message, headers=headers, http_request=http_request)
+
+
+def readable_id(message: Any) -> str | int | None:
+    """The message's JSON-RPC id when it is a valid one (a string or an integer), else None."""
+    request_id = message.get("id") if isinstance(message, dict) else None
+    if isinstance(request_id, bool) or not isinstance(request_id, str | int):
+        return None
+    return request_id
+
+
+def _handle_request(
     message: dict, *, headers: Mapping[str, str], http_request: HttpRequest
 ) -> tuple[int, dict]:
     """Answer one JSON-RPC request: (HTTP status, response object)."""
     request_id = message.get("id")
     params = message.get("params")
-    modern = False
+    # The era of the wire, decided once: 2026-07-28 errors use that revision's HTTP statuses.
+    modern_wire = _uses_modern_wire(params, headers)
     try:
         if params is None:
             params = {}
@@ -192,7 +234,6 @@ def handle_request(
             raise RpcError(METHOD_NOT_FOUND, f"Method not found: {message['method']}")
         result = handler(Call(message["method"], params, modern, http_request))
     except RpcError as error:
-        modern_wire = modern or _uses_modern_wire(params, headers)
         status = _MODERN_STATUS.get(error.code, 200) if modern_wire else 200
         return status, error_response(request_id, error.code, error.message, error.data)
     if modern:

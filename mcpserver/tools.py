@@ -31,6 +31,10 @@ class ToolError(Exception):
     """A tool failure the model can act on; its message says what to fix."""
 
 
+class UnknownTool(LookupError):
+    """tools/call named no tool of this server: a protocol error (-32602), not a tool result."""
+
+
 # --- Output schemas: what every structuredContent really is (tests validate against them). ---
 
 
@@ -74,7 +78,12 @@ PROFILE_SCHEMA = output_schema(AiProfileSerializer())
 
 # --- Arguments and handlers. ---
 
-_SLUG_WORD = "a slug-style word such as 'developer-tools' ({}); case and spacing are ignored"
+
+def _slug_word(kind: str, example: str) -> str:
+    return (
+        f"{kind}, a slug-style word such as '{example}'; case and spacing are ignored "
+        f"('{example.replace('-', ' ').title()}' matches too)."
+    )
 
 
 class SearchArguments(ToolArguments):
@@ -82,8 +91,8 @@ class SearchArguments(ToolArguments):
         required=False,
         help_text="Free text matched against name, description, category and industry.",
     )
-    category = StrictText(required=False, help_text="Category, " + _SLUG_WORD.format("category"))
-    industry = StrictText(required=False, help_text="Industry, " + _SLUG_WORD.format("industry"))
+    category = StrictText(required=False, help_text=_slug_word("Category", "developer-tools"))
+    industry = StrictText(required=False, help_text=_slug_word("Industry", "financial-services"))
     verified = StrictBoolean(
         required=False,
         help_text="true: only startups whose owner account is verified; "
@@ -101,12 +110,12 @@ class LimitArguments(ToolArguments):
 
 
 class CategoryArguments(ToolArguments):
-    category = StrictText(help_text="Category, " + _SLUG_WORD.format("e.g. 'marketing'"))
+    category = StrictText(help_text=_slug_word("Category", "marketing"))
     limit = LimitField()
 
 
 class IndustryArguments(ToolArguments):
-    industry = StrictText(help_text="Industry, " + _SLUG_WORD.format("e.g. 'software'"))
+    industry = StrictText(help_text=_slug_word("Industry", "software"))
     limit = LimitField()
 
 
@@ -274,12 +283,12 @@ def _text_result(text: str, *, is_error: bool) -> dict:
 
 
 def call_tool(name: str, arguments: Any, *, request: HttpRequest) -> dict:
-    """Run one tool; a `CallToolResult` dict, failures in-band with `isError: true`."""
+    """Run one tool; a `CallToolResult` dict, failures in-band with `isError: true`.
+
+    An unknown tool name raises `UnknownTool` (the MCP spec's -32602 protocol error)."""
     tool = TOOLS.get(name)
     if tool is None:
-        return _text_result(
-            f"Unknown tool '{name}'. Available tools: {', '.join(TOOLS)}.", is_error=True
-        )
+        raise UnknownTool(f"Unknown tool '{name}'. Available tools: {', '.join(TOOLS)}.")
     args = tool.arguments(data={} if arguments is None else arguments)
     if not args.is_valid():
         return _text_result(_error_text(args.errors), is_error=True)

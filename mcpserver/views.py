@@ -1,7 +1,8 @@
 """POST /api/mcp: the Streamable HTTP transport (stateless, JSON responses, no sessions).
 
-Transport only: method, Origin, protocol-version header and authentication checks, JSON
-parsing, then one message is handed to `mcpserver.protocol`. Every error body is JSON-RPC JSON.
+Transport only: the HTTP method, Origin, authentication, content type and JSON parsing are
+checked here, then the one parsed message goes to `mcpserver.protocol.handle_message`, which
+decides everything JSON-RPC (protocol version included). Every error body is JSON-RPC JSON.
 """
 
 from typing import Any
@@ -14,18 +15,18 @@ from django.views.decorators.csrf import csrf_exempt
 
 from apikeys.authentication import key_account_of
 from mcpserver.protocol import (
-    DEFAULT_HEADER_VERSION,
     INVALID_REQUEST,
     PARSE_ERROR,
-    SUPPORTED_VERSIONS,
     error_response,
-    handle_request,
-    unsupported_version,
+    handle_message,
+    readable_id,
 )
 from openstartup.errors import ApiError
 
 # JSON-RPC code for the API's own errors (e.g. 401 invalid_api_key); data.code names the spec code.
 API_ERROR = -32010
+# RFC 6750 challenge on every 401, so MCP clients report a bad key, not an OAuth failure.
+BEARER_CHALLENGE = 'Bearer realm="mcp", error="invalid_token"'
 
 
 def _json(body: Any, status: int = 200, headers: dict[str, str] | None = None) -> HttpResponse:
@@ -58,6 +59,24 @@ def _origin_allowed(request: HttpRequest) -> bool:
     return origin in [*settings.MCP_ALLOWED_ORIGINS, *own]
 
 
+def _id_if_readable(request: HttpRequest) -> str | int | None:
+    """The JSON-RPC id of the posted message when the body is JSON that carries a valid one."""
+    if not _json_content_type(request):
+        return None
+    try:
+        return readable_id(orjson.loads(request.body))
+    except (RequestDataTooBig, orjson.JSONDecodeError):
+        return None
+
+
+def _api_error(request: HttpRequest, error: ApiError) -> HttpResponse:
+    headers = dict(error.headers)
+    if error.status_code == 401:
+        headers.setdefault("WWW-Authenticate", BEARER_CHALLENGE)
+    body = error_response(_id_if_readable(request), API_ERROR, error.message, {"code": error.code})
+    return _json(body, status=error.status_code, headers=headers or None)
+
+
 @csrf_exempt
 def mcp_endpoint(request: HttpRequest) -> HttpResponse:
     if request.method != "POST":
@@ -66,17 +85,11 @@ def mcp_endpoint(request: HttpRequest) -> HttpResponse:
     if not _origin_allowed(request):
         # DNS-rebinding protection the MCP spec asks for: unknown browser origins are refused.
         return _json(error_response(None, INVALID_REQUEST, "Origin not allowed"), status=403)
-    version = request.headers.get("MCP-Protocol-Version", DEFAULT_HEADER_VERSION)
-    if version not in SUPPORTED_VERSIONS:
-        error = unsupported_version(version, SUPPORTED_VERSIONS)
-        return _json(error_response(None, error.code, error.message, error.data), status=400)
     try:
         # MCP calls never spend the allowance: only whether the key is good matters here.
         key_account_of(request)
     except ApiError as error:
-        body = error_response(None, API_ERROR, error.message, {"code": error.code})
-        return _json(body, status=error.status_code, headers=error.headers or None)
-
+        return _api_error(request, error)
     if not _json_content_type(request):
         body = error_response(
             None, INVALID_REQUEST, "Send the JSON-RPC message as application/json"
@@ -92,24 +105,8 @@ def mcp_endpoint(request: HttpRequest) -> HttpResponse:
         return _json(body, status=413)
     except orjson.JSONDecodeError:
         return _json(error_response(None, PARSE_ERROR, "Parse error: invalid JSON"), status=400)
-    if isinstance(message, list):
-        body = error_response(None, INVALID_REQUEST, "Batches are not supported; send one message")
-        return _json(body, status=400)
-    if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
-        body = error_response(None, INVALID_REQUEST, "Not a JSON-RPC 2.0 message")
-        return _json(body, status=400)
-    if "method" not in message and "id" in message and ("result" in message or "error" in message):
-        # A response to a server request; this server sends none, so there is nothing to do.
-        return HttpResponse(status=202)
-    if not isinstance(message.get("method"), str):
-        request_id = message.get("id")
-        request_id = request_id if isinstance(request_id, str | int) else None
-        body = error_response(request_id, INVALID_REQUEST, "method must be a string")
-        return _json(body, status=400)
-    if "id" not in message:
-        return HttpResponse(status=202)  # a notification: accepted, nothing to answer
-    if not isinstance(message["id"], str | int) or isinstance(message["id"], bool):
-        body = error_response(None, INVALID_REQUEST, "id must be a string or an integer")
-        return _json(body, status=400)
-    status, body = handle_request(message, headers=request.headers, http_request=request)
+    answer = handle_message(message, headers=request.headers, http_request=request)
+    if answer is None:
+        return HttpResponse(status=202)  # a notification or a posted response
+    status, body = answer
     return _json(body, status=status)

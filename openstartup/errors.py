@@ -4,10 +4,11 @@ Services raise ApiError subclasses; DRF's exception handler and the plain-Django
 below render them. Keys are single words so the camelCase renderer leaves errors alike.
 """
 
+import json
 import sys
 
 from django.db import DatabaseError, InterfaceError, OperationalError
-from django.http import HttpRequest, JsonResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from rest_framework import exceptions, serializers, status
 from rest_framework.response import Response
 
@@ -99,14 +100,16 @@ def json_error(
     return JsonResponse(error_body(code, message), status=status_code, headers=headers)
 
 
-# How long clients are told to wait when PostgreSQL is unreachable.
+# How long clients are told to wait when PostgreSQL is unreachable or too slow.
 DATABASE_RETRY_AFTER_SECONDS = 5
+# JSON-RPC error code of the API's own errors on /api/mcp; `data.code` names the spec code.
+MCP_API_ERROR = -32010
 
 
 def is_database_unavailable(error: BaseException | None) -> bool:
-    """Whether `error` means PostgreSQL cannot be reached (refused, timed out, dropped), as
-    opposed to a bug in a query. psycopg raises OperationalError for all of these and Django
-    raises InterfaceError for a connection that was already closed."""
+    """Whether `error` means PostgreSQL cannot serve now (refused, timed out, dropped, past the
+    request's deadline), as opposed to a bug in a query. psycopg raises OperationalError for all
+    of these and Django raises InterfaceError for a connection that was already closed."""
     if isinstance(error, OperationalError | InterfaceError):
         return True
     # A query on a connection Django had marked unusable surfaces as a bare DatabaseError
@@ -116,14 +119,57 @@ def is_database_unavailable(error: BaseException | None) -> bool:
     )
 
 
-def database_unavailable() -> JsonResponse:
-    """The 503 every surface answers while the database is down (one place for the rule)."""
-    return json_error(
-        "service_unavailable",
-        "The database is unreachable; retry shortly.",
-        503,
-        headers={"Retry-After": str(DATABASE_RETRY_AFTER_SECONDS), "Cache-Control": "no-store"},
-    )
+def _database_slow(error: BaseException | None) -> bool:
+    """Slow: the database was reached (or is still being waited for) but did not answer in
+    time: the request's deadline, PostgreSQL's statement timeout, or a connect timeout.
+    Anything else (refused, reset, unknown host, connection lost) is "unreachable"."""
+    from openstartup import dbdeadline
+
+    if dbdeadline.exceeded():
+        return True
+    cause = error
+    while cause is not None:
+        if type(cause).__name__ in ("QueryCanceled", "DeadlineExceeded", "ConnectionTimeout"):
+            return True
+        if "timeout expired" in str(cause) or "timed out" in str(cause):
+            return True
+        cause = cause.__cause__
+    return False
+
+
+def database_unavailable(
+    request: HttpRequest | None = None, error: BaseException | None = None
+) -> HttpResponse:
+    """The 503 every surface answers while the database cannot serve (one place for the rule):
+    the spec's error body, or on /api/mcp a JSON-RPC error object carrying the request's id."""
+    if _database_slow(error):
+        message = "The database is too slow to answer in time; retry shortly."
+    else:
+        message = "The database is unreachable; retry shortly."
+    headers = {"Retry-After": str(DATABASE_RETRY_AFTER_SECONDS), "Cache-Control": "no-store"}
+    if request is not None and request.path == "/api/mcp":
+        body = {
+            "jsonrpc": "2.0",
+            "id": _jsonrpc_id(request),
+            "error": {
+                "code": MCP_API_ERROR,
+                "message": message,
+                "data": {"code": "service_unavailable"},
+            },
+        }
+        return JsonResponse(body, status=503, headers=headers)
+    return json_error("service_unavailable", message, 503, headers=headers)
+
+
+def _jsonrpc_id(request: HttpRequest) -> str | int | None:
+    """The id of the JSON-RPC request being answered, when it has a valid one."""
+    try:
+        message = json.loads(request.body)
+    except Exception:  # unreadable, too large, not JSON: no id to echo
+        return None
+    request_id = message.get("id") if isinstance(message, dict) else None
+    valid = isinstance(request_id, str | int) and not isinstance(request_id, bool)
+    return request_id if valid else None
 
 
 def _is_api(request: HttpRequest) -> bool:
@@ -155,8 +201,9 @@ def handler500(request: HttpRequest):
 
     A database outage hit outside a view (a middleware, a session read) is still a 503.
     """
-    if is_database_unavailable(sys.exc_info()[1]):
-        return database_unavailable()
+    error = sys.exc_info()[1]
+    if is_database_unavailable(error):
+        return database_unavailable(request, error)
     if _is_api(request):
         return json_error("server_error", "Server-side failure; retry later.", 500)
     from django.views.defaults import server_error

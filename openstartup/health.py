@@ -1,8 +1,14 @@
 """Probes for load balancers and orchestrators: plain Django views, no authentication, no quota.
 
-`/healthz` says the process answers (liveness: restart it if not). `/readyz` says it can serve
-(readiness: take it out of rotation if not): PostgreSQL and the cache both answer. Each check is
-bounded by the connection timeouts in the settings, so a probe never hangs.
+`/healthz` says the process answers (liveness: restart it if not). It touches neither the
+database nor Redis, so it answers while either is down or slow.
+
+`/readyz` says it can serve (readiness: take it out of rotation if not): PostgreSQL and the cache
+both answer. It has its own deadline, READYZ_DEADLINE_SECONDS: the database check runs under
+it (openstartup/dbdeadline.py; connecting is bounded by DB_CONNECT_TIMEOUT) and the cache check
+is one PING with the cache's socket timeout. Probes share nothing, so any number of concurrent
+probes never report a healthy dependency as down. The cache check always asks Redis, even
+while the circuit breaker is open, and a success closes the breaker.
 """
 
 import secrets
@@ -13,6 +19,8 @@ from django.http import HttpRequest, JsonResponse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
 
+from openstartup import dbdeadline
+from openstartup.cachebreaker import breaker
 from openstartup.errors import error_body
 
 
@@ -26,14 +34,22 @@ def database_ok() -> bool:
 
 
 def cache_ok() -> bool:
-    """A round trip through the cache. With Redis down django-redis swallows the error
-    (IGNORE_EXCEPTIONS) and the read comes back empty, which is what we detect."""
-    key, token = "readyz:probe", secrets.token_hex(8)
+    """One round trip to the cache, bypassing the breaker (a probe is how it closes)."""
     try:
-        cache.set(key, token, timeout=10)
-        return cache.get(key) == token
+        if hasattr(cache, "client"):  # django-redis
+            from django_redis import get_redis_connection
+
+            ok = bool(get_redis_connection("default").ping())
+        else:  # Django's local-memory cache (development, tests): a key of this probe's own
+            key, token = f"readyz:{secrets.token_hex(8)}", secrets.token_hex(8)
+            cache.set(key, token, timeout=10)
+            ok = cache.get(key) == token
+            cache.delete(key)
     except Exception:
         return False
+    if ok:
+        breaker.reset()
+    return ok
 
 
 @require_safe
@@ -45,6 +61,7 @@ def healthz(request: HttpRequest) -> JsonResponse:
 @require_safe
 @never_cache
 def readyz(request: HttpRequest) -> JsonResponse:
+    dbdeadline.shorten(dbdeadline.READYZ_DEADLINE_SECONDS)
     checks = {
         "database": "ok" if database_ok() else "down",
         "cache": "ok" if cache_ok() else "down",

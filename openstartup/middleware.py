@@ -39,4 +39,6 @@ class DatabaseUnavailableMiddleware:
         return self.get_response(request)
 
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
-        return database_unavailable() if is_database_unavailable(exception) else None
+        if is_database_unavailable(exception):
+            return database_unavailable(request, exception)
+        return None

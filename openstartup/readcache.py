@@ -1,69 +1,65 @@
-"""Per-process copies of hot reads, kept exact by generation tokens in the shared cache.
+"""The read cache, in one place: its staleness rule, its stores and every invalidation.
 
-Each kind of data ("auth": keys, accounts, subscriptions; "data": the startups) has a random
-generation token in the shared cache (Redis). Every write that changes that kind replaces the
-token (`bump`), at once and again after its transaction commits. A request reads all tokens in
-one round trip, the first time it needs one, and a per-process entry is used only while the
-token it was built under is still current. So N app servers answer alike: an entry that a write
-on any server made stale is never served again by any of them, and there is no TTL window.
+One rule. Each kind of data ("auth": keys, accounts, subscriptions; "data": the startups) has
+a random generation token kept in the database (`openstartup.models.Generation`). Every write
+that changes a kind replaces its token in the same transaction (`bump`, called by the
+receivers below and by the bulk paths that send no model signals). A request reads all tokens
+in one small query the first time it needs one, and anything cached is used only under the
+token it was built with. So every server answers alike from the moment a write commits, and
+nothing the shared cache (Redis) does (paused, partitioned, restarted from an old snapshot,
+failed over) can bring a revoked key or an old plan back: Redis never holds a token.
 
-The token is read before the database, so an entry can only ever be older than its token, never
-newer: a write that lands between the two replaces the token and the entry is discarded.
+The token is read before the rows a copy is built from, so a copy can only be older than its
+token, never newer: a write that commits between the two replaced the token, and the copy is
+never served. Rows that fill a copy are read from the primary (`.using("default")` in the
+builders), never from a replica that may not have replayed the write yet.
 
-When the shared cache cannot be reached, no token can be read and every read goes to the
-database. `READ_CACHE_SECONDS` (0 = off) also bounds an entry's life, for the case a token
-replacement was lost (Redis unreachable during the write); it is off by default without Redis,
-because Django's local-memory cache is per process and tokens there would not be shared.
+Two stores, one key scheme:
+- per-process copies (`LocalCache`): key records, profile JSON, list rows, AI answers;
+- shared entries in Django's cache (`shared_get` / `shared_set`): list page skeletons and AI
+  answers, keyed by the token, so another server's fill is reused and a write starts afresh.
+  Redis failures open a circuit breaker (openstartup/cachebreaker.py): for a few seconds no
+  request waits on Redis, and the database answers; correctness never depends on Redis.
+
+`READ_CACHE_SECONDS` (0 = off) bounds a copy's life and turns per-process copies on or off.
 """
 
-import logging
-import os
+import copy
+import hashlib
 import secrets
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Hashable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Hashable
 from contextvars import ContextVar
+from dataclasses import asdict
 from typing import Any, Literal
 
+import orjson
 from django.conf import settings
 from django.core import signals as core_signals
 from django.core.cache import cache
-from django.db import transaction
+from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
-from redis import Redis
-from redis.exceptions import RedisError
+from django.http import HttpRequest
+
+from accounts.models import User
+from apikeys.models import ApiKey, Subscription
+from openstartup.formats import site_url
+from openstartup.models import Generation
+from startups import selectors
+from startups.models import Founder, MonthlyRevenue, Social, Startup, Verification
+from startups.renderers import CamelCaseJSONRenderer, JSONRenderer
+from startups.selectors import StartupFilters, StartupPage, startup_get
+from startups.serializers import StartupDetailSerializer
 
 Kind = Literal["auth", "data"]
 KINDS: tuple[Kind, ...] = ("auth", "data")
-_KEY_PREFIX = "generation:"
-logger = logging.getLogger("openstartup.cache")  # rate-limited to a line a minute (settings)
+PRIMARY = "default"
 
 # The tokens read during the current request: None outside a request (read afresh each time),
-# {} at the start of one (nothing read yet). Set by the request_started/finished receivers
-# below (connected when this module is imported, which the key and startup services do).
+# {} at the start of one (nothing read yet).
 _request_tokens: ContextVar[dict | None] = ContextVar("readcache_tokens", default=None)
-
-
-# Set while reading rows to fill a copy: the replica router then reads from the primary.
-_filling: ContextVar[bool] = ContextVar("readcache_filling", default=False)
-
-
-@contextmanager
-def filling() -> Iterator[None]:
-    """Reads made to fill a copy (or a shared entry keyed by a token) go to the primary: a
-    read replica may not have replayed the write whose token the request just read, and a
-    copy made from it would stay stale under the new token."""
-    reset = _filling.set(True)
-    try:
-        yield
-    finally:
-        _filling.reset(reset)
-
-
-def is_filling() -> bool:
-    return _filling.get()
 
 
 @receiver(core_signals.request_started, dispatch_uid="readcache-request-started")
@@ -76,112 +72,63 @@ def _request_finished(**kwargs: Any) -> None:
     _request_tokens.set(None)
 
 
-def saves_only_last_login(update_fields: Any) -> bool:
-    """Whether a post_save is a sign-in stamping `last_login`: it changes nothing any copy
-    holds, so receivers skip it (a dashboard sign-in would otherwise drop every copy)."""
-    return update_fields is not None and set(update_fields) <= {"last_login"}
-
-
 def enabled() -> bool:
     return settings.READ_CACHE_SECONDS > 0
 
 
-class _Tokens:
-    """Reads and writes the tokens. With django-redis, through a redis-py client that holds
-    one connection of django-redis's pool per thread: a token is a short string that needs no
-    pickling, and skipping django-redis's layer and the pool's checkout per command halves
-    the cost of the one round trip every request makes. Otherwise (the local-memory cache
-    of development and tests) through Django's cache API."""
-
-    def __init__(self) -> None:
-        self._held = threading.local()
-
-    def _client(self) -> Redis:
-        """This thread's client (connecting may raise RedisError)."""
-        pool = cache.client.get_client(write=True).connection_pool
-        held = getattr(self._held, "client", None)
-        if held is None or held.connection_pool is not pool or self._held.pid != os.getpid():
-            held = Redis(connection_pool=pool, single_connection_client=True)
-            self._held.client, self._held.pid = held, os.getpid()
-        return held
-
-    def _key(self, kind: Kind) -> str:
-        return cache.make_key(_KEY_PREFIX + kind)
-
-    def read(self) -> dict[str, bytes]:
-        """The current tokens ({} when the shared cache cannot be reached)."""
-        if getattr(cache, "client", None) is None:
-            found = cache.get_many([_KEY_PREFIX + kind for kind in KINDS])
-            tokens = {
-                kind: found[_KEY_PREFIX + kind] for kind in KINDS if _KEY_PREFIX + kind in found
-            }
-        else:
-            try:
-                values = self._client().mget([self._key(kind) for kind in KINDS])
-            except RedisError as error:
-                logger.warning("Redis unreachable, serving from the database: %s", error)
-                return {}
-            # Opaque bytes, compared as they are: whatever a token holds is never parsed.
-            tokens = {kind: value for kind, value in zip(KINDS, values, strict=True) if value}
-        for kind in KINDS:
-            if kind in tokens:
-                continue
-            # Never written, or evicted: start one. When that fails (a racing reader started
-            # it first, or the cache is unreachable) the kind goes uncached for this request.
-            token = secrets.token_bytes(8)
-            if not self.write(kind, token, only_new=True):
-                break
-            tokens[kind] = token
-        return tokens
-
-    def write(self, kind: Kind, token: bytes, *, only_new: bool = False) -> bool:
-        if getattr(cache, "client", None) is None:
-            if only_new:
-                return cache.add(_KEY_PREFIX + kind, token, timeout=None)
-            cache.set(_KEY_PREFIX + kind, token, timeout=None)
-            return True
-        try:
-            return bool(self._client().set(self._key(kind), token, nx=only_new))
-        except RedisError as error:
-            logger.warning("Redis unreachable, copies not marked stale: %s", error)
-            return False
+def _new_token() -> str:
+    return secrets.token_hex(8)
 
 
-_tokens = _Tokens()
+def _read_tokens() -> dict[str, str]:
+    """Every kind's current token, from the primary (one query; a second one the first time
+    a kind has none, e.g. on an empty database)."""
+    tokens = dict(Generation.objects.using(PRIMARY).values_list("kind", "token"))
+    missing = [kind for kind in KINDS if kind not in tokens]
+    if missing:
+        Generation.objects.using(PRIMARY).bulk_create(
+            [Generation(kind=kind, token=_new_token()) for kind in missing],
+            ignore_conflicts=True,
+        )
+        tokens = dict(Generation.objects.using(PRIMARY).values_list("kind", "token"))
+    return tokens
 
 
-def current(kind: Kind) -> bytes | None:
-    """The kind's token, read once per request; None when the shared cache is unreachable."""
+def current(kind: Kind) -> str | None:
+    """The kind's token, read once per request."""
     tokens = _request_tokens.get()
     if tokens is None:
-        return _tokens.read().get(kind)
-    if not tokens:  # first use in this request: one round trip for every kind
-        tokens.update(_tokens.read(), _read=True)
+        return _read_tokens().get(kind)
+    if not tokens:  # first use in this request: one query for every kind
+        tokens.update(_read_tokens())
     return tokens.get(kind)
 
 
-def _replace(kind: Kind) -> None:
-    token = secrets.token_bytes(8)
-    _tokens.write(kind, token)
-    tokens = _request_tokens.get()
-    if tokens:
-        tokens[kind] = token
-
-
 def bump(kind: Kind) -> None:
-    """Mark every copy of `kind` stale, on every server: now, and once more after the current
-    transaction commits (a reader between the two may have copied uncommitted-over rows)."""
-    _replace(kind)
-    transaction.on_commit(lambda: _replace(kind))
+    """Mark everything cached of `kind` stale on every server. The new token is written in
+    the current transaction, so it becomes current exactly when the write does (and a write
+    rolled back leaves the old token, under which nothing of it was ever kept)."""
+    token = _new_token()
+    if not Generation.objects.using(PRIMARY).filter(kind=kind).update(token=token):
+        Generation.objects.using(PRIMARY).bulk_create(
+            [Generation(kind=kind, token=token)], ignore_conflicts=True
+        )
+        Generation.objects.using(PRIMARY).filter(kind=kind).update(token=token)
+    tokens = _request_tokens.get()
+    if tokens is not None:
+        tokens.clear()  # read again (this request may fill copies after its own write)
 
 
 class LocalCache:
     """A bounded per-process map whose entries live while their kind's token is current."""
 
+    instances: list["LocalCache"] = []
+
     def __init__(self, kind: Kind, *, max_entries: int):
+        LocalCache.instances.append(self)
         self.kind = kind
         self.max_entries = max_entries
-        self._entries: OrderedDict[Hashable, tuple[bytes, float, Any]] = OrderedDict()
+        self._entries: OrderedDict[Hashable, tuple[str, float, Any]] = OrderedDict()
         self._lock = threading.Lock()
 
     def get_or_build(self, key: Hashable, build: Callable[[], Any]) -> Any:
@@ -189,17 +136,16 @@ class LocalCache:
         found, token = self.lookup([key])
         if key in found:
             return found[key]
-        with filling():
-            value = build()
+        value = build()
         if value is not None and token is not None:
             self.put(key, value, token)
         return value
 
-    def token(self) -> bytes | None:
+    def token(self) -> str | None:
         """The token to `put` entries under; read before the database, never after."""
         return current(self.kind) if enabled() else None
 
-    def lookup(self, keys: list[Hashable]) -> tuple[dict, bytes | None]:
+    def lookup(self, keys: list[Hashable]) -> tuple[dict, str | None]:
         """The current entries among `keys`, and the token to `put` what was missing under
         (None: nothing may be kept now)."""
         token = self.token()
@@ -212,10 +158,188 @@ class LocalCache:
                 found[key] = entry[2]
         return found, token
 
-    def put(self, key: Hashable, value: Any, token: bytes) -> None:
+    def put(self, key: Hashable, value: Any, token: str) -> None:
         expires = time.monotonic() + settings.READ_CACHE_SECONDS
         with self._lock:
             self._entries[key] = (token, expires, value)
             self._entries.move_to_end(key)
             while len(self._entries) > self.max_entries:
                 self._entries.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+
+
+# Shared entries (Django's cache; Redis in production), keyed by a kind's token.
+
+
+def shared_key(prefix: str, token: str | None, digest: str) -> str:
+    """The cache key of a shared entry: under the kind's token when there is one, so a write
+    anywhere starts new entries; without one ("-") entries only age out."""
+    return f"{prefix}:{token or '-'}:{digest}"
+
+
+def shared_get(key: str) -> Any:
+    """The shared entry, or None (missing, or the cache is unreachable or its breaker open)."""
+    return cache.get(key)
+
+
+def shared_set(key: str, value: Any, seconds: int) -> None:
+    cache.set(key, value, timeout=seconds)
+
+
+def shared_add(key: str, value: Any, seconds: int) -> Any:
+    """Store `value` unless another server stored one first; the entry every server serves."""
+    if cache.add(key, value, timeout=seconds):
+        return value
+    return cache.get(key) or value
+
+
+# Invalidation: every write that changes what a kind holds replaces its token. Saves through
+# the ORM are caught here; bulk paths that skip model signals (the demo seed, imports, provider
+# syncs, admin deletions) call `bump` themselves. No startups delete receiver is connected on
+# purpose: one would stop Django from deleting large querysets in bulk.
+
+
+def saves_only_last_login(update_fields: Any) -> bool:
+    """Whether a post_save is a sign-in stamping `last_login`: it changes nothing any copy
+    holds, so receivers skip it (a dashboard sign-in would otherwise drop every copy)."""
+    return update_fields is not None and set(update_fields) <= {"last_login"}
+
+
+@receiver(post_save, sender=ApiKey, dispatch_uid="readcache-flush-auth-key")
+@receiver(post_delete, sender=ApiKey, dispatch_uid="readcache-flush-auth-key-delete")
+@receiver(post_save, sender=Subscription, dispatch_uid="readcache-flush-auth-subscription")
+@receiver(post_delete, sender=Subscription, dispatch_uid="readcache-flush-auth-sub-delete")
+@receiver(post_save, sender=User, dispatch_uid="readcache-flush-auth-user")
+@receiver(post_delete, sender=User, dispatch_uid="readcache-flush-auth-user-delete")
+def flush_auth(sender: type, update_fields=None, created=False, **kwargs: Any) -> None:
+    """Key, subscription and account changes: key records are stale everywhere."""
+    if sender is ApiKey and created:
+        return  # a new key was never looked up, so no copy of it exists
+    if sender is User and (created or saves_only_last_login(update_fields)):
+        return  # a new account has no keys yet; a sign-in changes nothing a lookup reads
+    bump("auth")
+
+
+@receiver(post_save, sender=Startup, dispatch_uid="readcache-flush-data-startup")
+@receiver(post_save, sender=Founder, dispatch_uid="readcache-flush-data-founder")
+@receiver(post_save, sender=Social, dispatch_uid="readcache-flush-data-social")
+@receiver(post_save, sender=Verification, dispatch_uid="readcache-flush-data-verification")
+@receiver(post_save, sender=MonthlyRevenue, dispatch_uid="readcache-flush-data-revenue")
+@receiver(post_save, sender=User, dispatch_uid="readcache-flush-data-user")
+def flush_data(sender: type, update_fields=None, created=False, **kwargs: Any) -> None:
+    """Writes that change what the startups' surfaces show (an owner's verification shows on
+    their startups, hence User): profiles, list pages and AI answers are stale everywhere."""
+    if sender is User and (created or saves_only_last_login(update_fields)):
+        return  # a new account owns nothing yet; a sign-in changes nothing shown
+    bump("data")
+
+
+# The cached reads. Each keeps its per-process copies here; the queries are plain selectors,
+# pointed at the primary when they fill a copy.
+
+# Key records (apikeys/services.py builds them): one query per key, or none while current.
+KEY_RECORDS = LocalCache("auth", max_entries=10_000)
+
+
+def key_record(digest: str, build: Callable[[], Any]) -> Any:
+    """The key record for `digest` (None: no such active key), from a current copy or
+    `build()`, which must read the primary."""
+    return KEY_RECORDS.get_or_build(digest, build)
+
+
+# The REST detail document of a startup, rendered once: camelCase JSON bytes of `data`.
+PROFILES = LocalCache("data", max_entries=5_000)
+
+
+def startup_profile_json(*, slug: str, request: HttpRequest) -> bytes | None:
+    """The `data` object of /api/v1/startups/{slug} as JSON bytes, or None when there is no
+    such published startup. Links in it are absolute, so copies are kept per site address."""
+
+    def build() -> bytes | None:
+        startup = startup_get(slug=slug, db=PRIMARY)
+        if startup is None:
+            return None
+        data = StartupDetailSerializer(startup, context={"request": request}).data
+        return CamelCaseJSONRenderer().render(data)
+
+    return PROFILES.get_or_build((site_url(request), slug), build)
+
+
+# List pages: the expensive parts (exact total, which startups are on the page, their ranks)
+# as a shared "skeleton" per filter set and page, for LIST_CACHE_SECONDS at most (0: off); the
+# rows as per-process copies by id.
+LIST_CACHE_VERSION = "list-v2"
+LIST_ROWS = LocalCache("data", max_entries=20_000)
+
+
+def startup_page(*, filters: StartupFilters, offset: int, limit: int) -> StartupPage:
+    """`startups.selectors.startup_page`, kept: a write anywhere starts afresh (the token is
+    read before the database, for the skeleton and the rows alike)."""
+    seconds = settings.LIST_CACHE_SECONDS
+    token = LIST_ROWS.token()
+    identity = orjson.dumps({**asdict(filters), "offset": offset, "limit": limit})
+    key = shared_key(LIST_CACHE_VERSION, token, hashlib.sha256(identity).hexdigest())
+    skeleton = shared_get(key) if seconds > 0 else None
+    if skeleton is None:
+        page = selectors.startup_page(filters=filters, offset=offset, limit=limit, db=PRIMARY)
+        if token is not None:
+            for startup in page.startups:
+                LIST_ROWS.put(startup.id, copy.copy(startup), token)
+        if seconds > 0:
+            ids = [startup.id for startup in page.startups]
+            ranks = [startup.rank for startup in page.startups]
+            shared_set(key, {"total": page.total, "ids": ids, "ranks": ranks}, seconds)
+        return page
+    ids = skeleton["ids"]
+    rows, token = LIST_ROWS.lookup(ids) if ids else ({}, None)
+    missing = [startup_id for startup_id in ids if startup_id not in rows]
+    if missing:
+        fetched = selectors.list_rows(missing, db=PRIMARY)
+        rows.update(fetched)
+        if token is not None:
+            for startup_id, startup in fetched.items():
+                LIST_ROWS.put(startup_id, startup, token)
+    startups = []
+    for startup_id, rank in zip(ids, skeleton["ranks"], strict=True):
+        if (startup := rows.get(startup_id)) is not None:  # unpublished since: left out
+            startup = copy.copy(startup)  # copies are shared; the rank is this page's
+            startup.rank = rank
+            startups.append(startup)
+    return StartupPage(startups=startups, total=skeleton["total"])
+
+
+# /api/ai answers: the rendered JSON bytes every caller gets (never anything per caller), under
+# the data token, so a write shows on /api/ai at the same moment as on /api/v1 and MCP. Entries
+# also end after AI_CACHE_SECONDS, for what changes with time alone (an add-on expiring).
+AI_CACHE_VERSION = "ai-v3"
+_AI_ANSWERS = LocalCache("data", max_entries=1_000)
+
+
+def ai_answer(*, identity: dict, build: Callable[[], Any]) -> dict:
+    """{"body": JSON bytes, "etag": strong validator, "built": epoch seconds} for the answer
+    named by `identity` (site, path, filters), built by `build` on a miss (read the primary)."""
+    seconds = settings.AI_CACHE_SECONDS
+    raw = orjson.dumps(identity, option=orjson.OPT_SORT_KEYS)
+    found, token = _AI_ANSWERS.lookup([raw])
+    entry = found.get(raw)
+    now = time.time()
+    if entry is not None and entry["built"] + seconds > now:
+        return entry
+    key = shared_key(AI_CACHE_VERSION, token, hashlib.sha256(raw).hexdigest())
+    entry = shared_get(key)
+    if entry is None:
+        body = JSONRenderer().render(build())
+        etag = f'"{hashlib.sha256(body).hexdigest()[:32]}"'
+        entry = shared_add(key, {"body": body, "etag": etag, "built": now}, seconds)
+    if token is not None:
+        _AI_ANSWERS.put(raw, entry, token)
+    return entry
+
+
+def clear_local() -> None:
+    """Forget this process's copies (tests: what a new token or expiry does)."""
+    for local in LocalCache.instances:
+        local.clear()

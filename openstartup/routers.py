@@ -10,8 +10,6 @@ key must never be judged from a stale copy.
 from django.conf import settings
 from django.db import connections, models
 
-from openstartup import readcache
-
 REPLICA = "replica"
 PRIMARY = "default"
 # Apps whose reads may be served by the replica.
@@ -25,10 +23,6 @@ def replica_configured() -> bool:
 class ReplicaRouter:
     def db_for_read(self, model: type[models.Model], **hints) -> str:
         if model._meta.app_label not in REPLICA_APPS or not replica_configured():
-            return PRIMARY
-        if readcache.is_filling():
-            # Filling a per-process copy under a fresh generation token: the replica may not
-            # have the write that token announced yet (openstartup/readcache.py).
             return PRIMARY
         if connections[PRIMARY].in_atomic_block:
             # Inside a transaction on the primary (a seed, a sync, an admin save) reads must

@@ -96,7 +96,8 @@ CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS", [])
 SITE_URL = os.environ.get("SITE_URL", "").rstrip("/")
 SERVICE_NAME = "OpenStartup"
 
-# /api/ai answers are cached (shared, never per caller) for this long; also their max-age.
+# /api/ai answers are cached (shared, never per caller) under the data token, so a write shows at
+# once; this long at most (what changes with time alone, e.g. an add-on ending); also max-age.
 AI_CACHE_SECONDS = env_int("AI_CACHE_SECONDS", 300)
 # The list's exact total, which startups make up a page and their ranks are kept in the shared
 # cache this long per filter set and page (rows are always read fresh); 0 turns it off.
@@ -107,10 +108,13 @@ LIST_CACHE_SECONDS = env_int("LIST_CACHE_SECONDS", 30)
 PUBLIC_PAGE_CACHE_SECONDS = env_int("PUBLIC_PAGE_CACHE_SECONDS", 180)
 PUBLIC_LIST_PAGE_SIZE = 25
 PUBLIC_LIST_MAX_PAGES = env_int("PUBLIC_LIST_MAX_PAGES", 20)
-# Per-process copies of hot reads (keys and plans, startup profiles), kept exact by generation
-# tokens in Redis (openstartup/readcache.py); also the longest an unchanged copy is kept.
-# Needs a shared cache, so it is off (0) by default without REDIS_URL.
-READ_CACHE_SECONDS = env_int("READ_CACHE_SECONDS", 300 if os.environ.get("REDIS_URL") else 0)
+# Records charged to an answer that never reached the client (a killed worker) are given back
+# after this many seconds (quota/services.py); longer than any request may take.
+QUOTA_HOLD_SECONDS = env_int("QUOTA_HOLD_SECONDS", 120)
+# Per-process copies of hot reads (keys and plans, profiles, list rows, AI answers), kept exact
+# by generation tokens in the database (openstartup/readcache.py); also the longest an unchanged
+# copy is kept. 0 turns copies off (and shared entries then only age out).
+READ_CACHE_SECONDS = env_int("READ_CACHE_SECONDS", 300)
 # Browser origins allowed to call /api/mcp (besides the site itself); others get 403.
 MCP_ALLOWED_ORIGINS = [o.rstrip("/") for o in env_list("MCP_ALLOWED_ORIGINS", [])]
 MCP_SERVER_NAME = "openstartup"
@@ -139,9 +143,12 @@ INSTALLED_APPS = [
     "aisurface",
     "mcpserver",
     "verification",
+    "openstartup",  # the read-cache generation tokens (openstartup/models.py)
 ]
 
 MIDDLEWARE = [
+    # First: the request's database deadline covers everything below (openstartup/dbdeadline.py).
+    "openstartup.dbdeadline.DatabaseDeadlineMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "corsheaders.middleware.CorsMiddleware",
@@ -189,27 +196,45 @@ DATABASES = {
 }
 
 
+# Database deadlines (docs/deployment.md): connecting gives up after DB_CONNECT_TIMEOUT seconds
+# (long enough for a slow handshake, which takes several round trips); a web request's database
+# work, and each statement on the server, after DB_REQUEST_DEADLINE_SECONDS
+# (openstartup/dbdeadline.py). Either way the answer is a 503 with Retry-After. 0 turns the
+# request deadline off.
+DB_CONNECT_TIMEOUT = env_int("DB_CONNECT_TIMEOUT", 5)
+DB_REQUEST_DEADLINE_SECONDS = env_int("DB_REQUEST_DEADLINE_SECONDS", 5)
+PGBOUNCER_TRANSACTION_MODE = env_bool("PGBOUNCER_TRANSACTION_MODE", False)
+
+
 def database_from_url(url: str) -> dict:
-    """One DATABASES entry from a URL (postgres:// in production) with the timeouts it needs."""
+    """One DATABASES entry from any URL dj-database-url knows (postgres:// in production,
+    sqlite:///path too); the PostgreSQL-only options go to PostgreSQL only."""
     database = dj_database_url.parse(
         url, conn_max_age=env_int("DB_CONN_MAX_AGE", 60), conn_health_checks=True
     )
     options = database.setdefault("OPTIONS", {})
-    # Fail fast when PostgreSQL is unreachable instead of hanging the worker: a refused or
-    # silent connect gives up after DB_CONNECT_TIMEOUT seconds, and a server that vanishes
-    # mid-query is noticed by TCP within a few seconds (keepalives, unacknowledged sends).
-    options.setdefault("connect_timeout", env_int("DB_CONNECT_TIMEOUT", 3))
     if database["ENGINE"] == "django.db.backends.postgresql":
+        # Django's backend, with connecting bounded by the request's deadline too.
+        database["ENGINE"] = "openstartup.postgresql"
+        # Fail fast when PostgreSQL is unreachable instead of hanging the worker: a refused or
+        # silent connect gives up after DB_CONNECT_TIMEOUT seconds, and a server that vanishes
+        # mid-query is noticed by TCP (keepalives, unacknowledged sends) or, sooner, by the
+        # request deadline.
+        options.setdefault("connect_timeout", DB_CONNECT_TIMEOUT)
         options.setdefault("keepalives", 1)
         options.setdefault("keepalives_idle", 5)
         options.setdefault("keepalives_interval", 2)
         options.setdefault("keepalives_count", 2)
-        options.setdefault("tcp_user_timeout", env_int("DB_CONNECT_TIMEOUT", 3) * 2000)
-    if env_bool("PGBOUNCER_TRANSACTION_MODE", False):
-        # Behind PgBouncer in transaction mode a session is not ours between transactions:
-        # no server-side (named) cursors and no prepared statements.
-        database["DISABLE_SERVER_SIDE_CURSORS"] = True
-        options["prepare_threshold"] = None
+        options.setdefault("tcp_user_timeout", DB_CONNECT_TIMEOUT * 2000)
+        if PGBOUNCER_TRANSACTION_MODE:
+            # Behind PgBouncer in transaction mode a session is not ours between transactions:
+            # no server-side (named) cursors and no prepared statements.
+            database["DISABLE_SERVER_SIDE_CURSORS"] = True
+            options["prepare_threshold"] = None
+    elif database["ENGINE"] == "django.db.backends.sqlite3":
+        # As the built-in SQLite database: writers queue for the lock instead of failing.
+        options.setdefault("transaction_mode", "IMMEDIATE")
+        options.setdefault("timeout", 20)
     return database
 
 
@@ -224,6 +249,10 @@ if replica_url := os.environ.get("DATABASE_REPLICA_URL"):
 DATABASE_ROUTERS = ["openstartup.routers.ReplicaRouter"]
 
 
+REDIS_TIMEOUT_MS = env_int("REDIS_TIMEOUT_MS", 250)
+REDIS_BREAKER_SECONDS = env_int("REDIS_BREAKER_SECONDS", 5)
+
+
 def redis_cache(url: str) -> dict:
     """The CACHES entry for a redis:// URL (django-redis)."""
     return {
@@ -232,10 +261,12 @@ def redis_cache(url: str) -> dict:
         "KEY_PREFIX": os.environ.get("CACHE_KEY_PREFIX", "openstartup"),
         "OPTIONS": {
             # A cache outage must not take the API down: misses are served from the database,
-            # and a dead or silent Redis costs at most a second per call.
+            # a dead or silent Redis costs at most REDIS_TIMEOUT_MS per call, and after a
+            # failure the breaker skips Redis for REDIS_BREAKER_SECONDS (cachebreaker.py).
+            "CLIENT_CLASS": "openstartup.cachebreaker.BreakerClient",
             "IGNORE_EXCEPTIONS": True,
-            "SOCKET_CONNECT_TIMEOUT": 1,
-            "SOCKET_TIMEOUT": 1,
+            "SOCKET_CONNECT_TIMEOUT": REDIS_TIMEOUT_MS / 1000,
+            "SOCKET_TIMEOUT": REDIS_TIMEOUT_MS / 1000,
         },
     }
 
@@ -367,6 +398,22 @@ PROVIDER_HTTP_TIMEOUT_SECONDS = float(env_int("PROVIDER_HTTP_TIMEOUT_SECONDS", 1
 PROVIDER_HTTP_RETRIES = env_int("PROVIDER_HTTP_RETRIES", 4)
 PROVIDER_HTTP_BACKOFF_SECONDS = 0.5
 PROVIDER_HTTP_MAX_WAIT_SECONDS = float(env_int("PROVIDER_HTTP_MAX_WAIT_SECONDS", 30))
+# Total deadlines (not per read): one provider call, retries included, and one whole sync. A
+# provider that drips bytes or pages forever is cut at these, so it never delays the others longer.
+PROVIDER_HTTP_CALL_DEADLINE_SECONDS = float(env_int("PROVIDER_HTTP_CALL_DEADLINE_SECONDS", 60))
+PROVIDER_SYNC_DEADLINE_SECONDS = float(env_int("PROVIDER_SYNC_DEADLINE_SECONDS", 300))
+# One sync per connection at a time, across processes: a lease in the database that expires this
+# long after it was taken (longer than the sync deadline, so a live sync never loses it).
+PROVIDER_SYNC_LEASE_SECONDS = float(
+    env_int("PROVIDER_SYNC_LEASE_SECONDS", int(PROVIDER_SYNC_DEADLINE_SECONDS) + 60)
+)
+# Caps on what one provider may send: bytes per response and pages per list.
+PROVIDER_HTTP_MAX_BODY_BYTES = env_int("PROVIDER_HTTP_MAX_BODY_BYTES", 20 * 1024 * 1024)
+PROVIDER_MAX_PAGES = env_int("PROVIDER_MAX_PAGES", 2000)
+PROVIDER_SYNC_MAX_BYTES = env_int("PROVIDER_SYNC_MAX_BYTES", 200 * 1024 * 1024)
+# Stripe API version sent on every Stripe call, so an account's default version never changes
+# the figures (tests and fixtures use this version's shapes).
+STRIPE_API_VERSION = "2025-09-30.clover"
 # US dollars per unit. None: the documented static table in verification/money.py. A dict
 # {"USD": "1", "EUR": "1.08", ...} replaces it; REVENUE_FX_RATES_DATE says when those rates held.
 REVENUE_FX_RATES = None

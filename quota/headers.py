@@ -16,7 +16,7 @@ from apikeys.authentication import key_account_of
 from openstartup.errors import InvalidApiKey
 from openstartup.formats import iso_timestamp
 from quota.callers import caller_for, request_caller
-from quota.services import Caller, QuotaStatus, next_reset, quota_status
+from quota.services import Caller, QuotaStatus, next_reset, quota_delivery, quota_status
 
 PLAN_HEADER = "X-Service-Plan"
 
@@ -80,7 +80,9 @@ class QuotaHeadersMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        response = self.get_response(request)
+        with quota_delivery() as deliver:
+            response = self.get_response(request)
+            deliver(response)
         # A 503 means the database is down: the plan cannot be looked up, so none is claimed.
         if (
             request.path.startswith("/api/v1/")

@@ -47,3 +47,24 @@ class MonthlyUsage(models.Model):
 
     def __str__(self) -> str:
         return f"{self.account or self.client} {self.month:%Y-%m}: {self.used}"
+
+
+class QuotaHold(models.Model):
+    """Records charged to a request whose answer has not been delivered yet.
+
+    The charge (`MonthlyUsage.used`) and its hold are written together when a request reserves
+    records; the hold is deleted once the answer has been written to the client. A hold still
+    there after `expires_at` belongs to an answer that never went out (the worker was killed,
+    the process died): its records are given back to the allowance (quota/services.py).
+    """
+
+    account = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
+    client = models.CharField(max_length=64, null=True, blank=True)
+    month = models.DateField()
+    records = models.PositiveIntegerField()
+    expires_at = models.DateTimeField(db_index=True)
+
+    def __str__(self) -> str:
+        return f"{self.account_id or self.client} {self.month:%Y-%m}: {self.records} held"

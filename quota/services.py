@@ -7,20 +7,33 @@ processes (or two servers) never hand out more than the allowance and never lose
 
 When fewer than `n` records remain the UPDATE matches nothing; we then read what is left and
 retry with that smaller `n`. Unused records are given back with `used = used - :unused`.
+
+Delivery rule (issue 17 §4): records are charged when reserved, so the allowance is never
+exceeded, and given back when the answer does not reach the client. With the charge a
+`QuotaHold` row is written in the same transaction; it is deleted once the answer has been
+written out (the response's close, after the WSGI server sent the body). An answer that fails
+(an error, a database outage) refunds everything at once; one that never goes out because the
+process died leaves its hold, which expires after QUOTA_HOLD_SECONDS and is given back before
+the caller is ever refused, and by `quota_release_expired` (run on every reservation refused).
 """
 
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 
-from django.db.models import F, QuerySet
+from django.conf import settings
+from django.db import connection, transaction
+from django.db.models import F, QuerySet, Subquery, Sum
+from django.db.models.functions import Coalesce
+from django.http import HttpResponse
 from django.utils import timezone
 
 from openstartup.errors import QuotaExceeded
 from openstartup.formats import iso_timestamp, month_start
-from quota.models import MonthlyUsage
+from quota.models import MonthlyUsage, QuotaHold
 from quota.plans import PlanLimits
 
 
@@ -63,6 +76,7 @@ class Reservation:
     wanted: int
     granted: int
     used: int = field(default=0)
+    hold_id: int | None = None  # the charge's hold until the answer is delivered
 
     def use(self, count: int) -> None:
         if count > self.granted:
@@ -94,8 +108,9 @@ def _quota_exceeded(*, plan: PlanLimits, now: datetime) -> QuotaExceeded:
 
 
 def quota_reserve(*, caller: Caller, wanted: int, now: datetime | None = None) -> Reservation:
-    """Grant min(wanted, records left this month); raise QuotaExceeded when none are left.
-    An uncapped plan gets everything and touches no counter."""
+    """Grant min(wanted, records left this month) and hold them until delivered; raise
+    QuotaExceeded when none are left (after giving back expired holds). An uncapped plan gets
+    everything and touches no counter."""
     now = now or timezone.now()
     month = month_start(now)
     allowance = caller.plan.monthly_allowance
@@ -103,11 +118,14 @@ def quota_reserve(*, caller: Caller, wanted: int, now: datetime | None = None) -
         # Records served on an uncapped plan are not counted: a Pro account that lapses
         # mid-month starts Free with only the records it spent on Free before.
         return Reservation(caller=caller, month=month, wanted=wanted, granted=wanted)
+    released = False
     want = wanted
     while want > 0:
-        rows = _rows(caller=caller, month=month).filter(used__lte=allowance - want)
-        if rows.update(used=F("used") + want):
-            return Reservation(caller=caller, month=month, wanted=wanted, granted=want)
+        hold_id = _charge_and_hold(caller=caller, month=month, records=want, now=now)
+        if hold_id is not None:
+            return Reservation(
+                caller=caller, month=month, wanted=wanted, granted=want, hold_id=hold_id
+            )
         used = _rows(caller=caller, month=month).values_list("used", flat=True).first()
         if used is None:
             # First request of the month: create the row (a concurrent creator wins harmlessly).
@@ -118,7 +136,66 @@ def quota_reserve(*, caller: Caller, wanted: int, now: datetime | None = None) -
             continue
         # Fewer than `want` were left when the UPDATE ran: retry with what is left now.
         want = min(want, allowance - used)
+        if want <= 0 and not released:
+            # Before refusing: give back what answers that never went out still hold.
+            released = True
+            if quota_release_expired(caller=caller, now=now):
+                want = wanted
     raise _quota_exceeded(plan=caller.plan, now=now)
+
+
+def _charge_and_hold(*, caller: Caller, month: date, records: int, now: datetime) -> int | None:
+    """Charge `records` if they fit the allowance and write their hold, as one unit; the
+    hold's id, or None when they do not fit. One statement on PostgreSQL (an UPDATE and an
+    INSERT in one CTE), a transaction elsewhere."""
+    allowance = caller.plan.monthly_allowance
+    expires = now + timedelta(seconds=settings.QUOTA_HOLD_SECONDS)
+    if connection.vendor == "postgresql":
+        usage, hold = MonthlyUsage._meta.db_table, QuotaHold._meta.db_table
+        who = "account_id = %s" if caller.account_id is not None else "client = %s"
+        sql = (
+            f"WITH charged AS (UPDATE {usage} SET used = used + %s "  # noqa: S608 - table names
+            f"WHERE {who} AND month = %s AND used <= %s RETURNING id) "
+            f"INSERT INTO {hold} (account_id, client, month, records, expires_at) "
+            "SELECT %s, %s, %s, %s, %s FROM charged RETURNING id"
+        )
+        key = caller.account_id if caller.account_id is not None else caller.client
+        params = [records, key, month, allowance - records]
+        params += [caller.account_id, caller.client, month, records, expires]
+        with connection.cursor() as cursor:
+            cursor.execute(sql, params)
+            row = cursor.fetchone()
+        return None if row is None else row[0]
+    with transaction.atomic():
+        rows = _rows(caller=caller, month=month).filter(used__lte=allowance - records)
+        if not rows.update(used=F("used") + records):
+            return None
+        hold = QuotaHold.objects.create(
+            account_id=caller.account_id,
+            client=caller.client,
+            month=month,
+            records=records,
+            expires_at=expires,
+        )
+        return hold.pk
+
+
+def quota_release_expired(*, caller: Caller, now: datetime | None = None) -> int:
+    """Give back the records of the caller's holds that expired undelivered; how many."""
+    now = now or timezone.now()
+    holds = _holds(caller=caller).filter(expires_at__lte=now)
+    given = 0
+    with transaction.atomic():
+        # Locked first, so two releasers never give the same hold back twice.
+        expired = list(holds.select_for_update().values_list("pk", "month", "records"))
+        by_month: dict[date, int] = {}
+        for _, month, records in expired:
+            by_month[month] = by_month.get(month, 0) + records
+        for month, records in by_month.items():
+            _rows(caller=caller, month=month).update(used=F("used") - records)
+            given += records
+        QuotaHold.objects.filter(pk__in=[pk for pk, _, _ in expired]).delete()
+    return given
 
 
 def quota_refund(*, reservation: Reservation, count: int) -> None:
@@ -127,20 +204,94 @@ def quota_refund(*, reservation: Reservation, count: int) -> None:
         _rows(caller=reservation.caller, month=reservation.month).update(used=F("used") - count)
 
 
+# Holds of the current request, confirmed when its answer has been written (None: not in a
+# request served through `quota_delivery`, e.g. a management command: confirmed at once).
+_undelivered: ContextVar[list[int] | None] = ContextVar("quota_undelivered", default=None)
+
+
 @contextmanager
 def quota_reservation(
     *, caller: Caller, wanted: int, now: datetime | None = None
 ) -> Iterator[Reservation]:
-    """Reserve up to `wanted` records; on exit refund whatever the block did not `use()`."""
+    """Reserve up to `wanted` records. On exit refund whatever the block did not `use()`, or
+    everything if it raised (the answer is an error); what was used stays held until the
+    answer is delivered."""
     reservation = quota_reserve(caller=caller, wanted=wanted, now=now)
     try:
         yield reservation
+    except BaseException:
+        _settle(reservation, delivered=0, keep_hold=False)
+        raise
+    pending = _undelivered.get()
+    keep = reservation.hold_id is not None and reservation.used > 0 and pending is not None
+    _settle(reservation, delivered=reservation.used, keep_hold=keep)
+    if keep:
+        pending.append(reservation.hold_id)
+
+
+def _settle(reservation: Reservation, *, delivered: int, keep_hold: bool) -> None:
+    """Give back what will not be delivered and make the hold say what will, as one unit (a
+    failure half-way would otherwise give records back twice, or never). Nothing to write in
+    the usual case: every granted record served, the hold kept until delivery."""
+    unused = reservation.granted - delivered
+    if reservation.hold_id is None or (unused == 0 and keep_hold):
+        return
+    with transaction.atomic():
+        quota_refund(reservation=reservation, count=unused)
+        if keep_hold:
+            QuotaHold.objects.filter(pk=reservation.hold_id).update(records=delivered)
+        else:
+            _forget_holds([reservation.hold_id])
+
+
+def _forget_holds(hold_ids: list[int | None]) -> None:
+    ids = [hold_id for hold_id in hold_ids if hold_id is not None]
+    if ids:
+        QuotaHold.objects.filter(pk__in=ids).delete()
+
+
+@contextmanager
+def quota_delivery() -> Iterator[Callable[[HttpResponse], None]]:
+    """Around one request: the holds it makes are confirmed (deleted) when the response is
+    closed, which the WSGI server does after writing the body; if the request fails before
+    its response exists, they stay and expire (given back)."""
+    reset = _undelivered.set([])
+    try:
+
+        def deliver(response: HttpResponse) -> None:
+            holds = _undelivered.get()
+            if holds:
+                confirmed = list(holds)
+                # Runs in close(), before request_finished closes the database connection.
+                response._resource_closers.append(lambda: _forget_holds(confirmed))
+
+        yield deliver
     finally:
-        quota_refund(reservation=reservation, count=reservation.granted - reservation.used)
+        _undelivered.reset(reset)
+
+
+def _holds(*, caller: Caller) -> QuerySet[QuotaHold]:
+    if caller.account_id is not None:
+        return QuotaHold.objects.filter(account_id=caller.account_id)
+    return QuotaHold.objects.filter(client=caller.client)
 
 
 def quota_status(*, caller: Caller, now: datetime | None = None) -> QuotaStatus:
-    """The caller's plan and this month's usage (one read)."""
+    """The caller's plan and this month's usage (one read). Records held by answers that
+    never went out (expired holds) are not counted: they are given back."""
     now = now or timezone.now()
-    used = _rows(caller=caller, month=month_start(now)).values_list("used", flat=True).first()
-    return QuotaStatus(plan=caller.plan, used=used or 0, resets_at=next_reset(now))
+    month = month_start(now)
+    undelivered = (
+        _holds(caller=caller)
+        .filter(month=month, expires_at__lte=now)
+        .values("month")
+        .annotate(total=Sum("records"))
+        .values("total")
+    )
+    used = (
+        _rows(caller=caller, month=month)
+        .annotate(undelivered=Coalesce(Subquery(undelivered), 0))
+        .values_list(F("used") - F("undelivered"), flat=True)
+        .first()
+    )
+    return QuotaStatus(plan=caller.plan, used=max(0, used or 0), resets_at=next_reset(now))

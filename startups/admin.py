@@ -22,7 +22,7 @@ class SocialInline(admin.TabularInline):
 
 class MarksDataChanged:
     """Deletions (of a startup, or of founders and socials in its inlines) send no signal we
-    listen to (startups/signals.py), so the admin marks the copies stale itself."""
+    listen to (openstartup/readcache.py), so the admin marks the copies stale itself."""
 
     def delete_model(self, request: HttpRequest, obj: models.Model) -> None:
         super().delete_model(request, obj)

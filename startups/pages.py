@@ -18,15 +18,14 @@ from django.views.decorators.cache import cache_page
 from django.views.decorators.http import require_safe
 
 from openstartup.formats import site_url
+from openstartup.readcache import startup_page, startup_profile_json
 from quota.plans import FREE, PRO
 from startups.presentation import badge_svg, revenue_chart, startup_markdown
-from startups.profiles import startup_profile_json
 from startups.selectors import (
     SORT_ORDERS,
     StartupFilters,
     dataset_counts,
     startup_get,
-    startup_page,
 )
 from startups.serializers import (
     StartupBrowseFilterSerializer,

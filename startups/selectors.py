@@ -1,26 +1,19 @@
 """All reads of the dataset. REST, AI and MCP call these; none writes its own query."""
 
-import copy
-import hashlib
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from itertools import islice
 from typing import Literal
 
-import orjson
-from django.conf import settings
-from django.core.cache import cache
 from django.db.models import Count, F, Prefetch, Q, QuerySet, Window
 from django.db.models.functions import Lower, RowNumber
 from django.db.models.lookups import IsNull
 from django.utils import timezone
 from django.utils.text import slugify
 
-from openstartup import readcache
 from startups.models import Founder, MonthlyRevenue, Social, Startup
 
 Sort = Literal["mrr-desc", "mrr-asc", "name-asc", "name-desc"]
 DEFAULT_SORT: Sort = "mrr-desc"
-LIST_CACHE_VERSION = "list-v1"
 # The columns a list item shows: loading only these skips the JSON columns and long texts the
 # list never needs (decoding them is most of the ORM's cost per row).
 LIST_COLUMNS = (
@@ -67,9 +60,11 @@ class StartupPage:
     total: int
 
 
-def published_startups() -> QuerySet[Startup]:
-    """Startups published to the REST surface."""
-    return Startup.objects.filter(is_published=True)
+def published_startups(*, db: str | None = None) -> QuerySet[Startup]:
+    """Startups published to the REST surface. `db` names the database to read: the read
+    cache passes the primary when it fills a copy (openstartup/readcache.py); None lets the
+    router choose."""
+    return Startup.objects.db_manager(db).filter(is_published=True)
 
 
 def startup_list(*, filters: StartupFilters) -> QuerySet[Startup]:
@@ -111,32 +106,9 @@ def dataset_counts() -> DatasetCounts:
     return DatasetCounts(**counts)
 
 
-# Per-process copies of list rows by id, dropped on every server by any data write.
-_LIST_ROWS = readcache.LocalCache("data", max_entries=20_000)
-
-
-def _list_cache_key(filters: StartupFilters, offset: int, limit: int, token: bytes | None) -> str:
-    raw = orjson.dumps({**asdict(filters), "offset": offset, "limit": limit})
-    # Under the data generation token when there is one: a write anywhere starts new entries,
-    # so the cached total, ids and ranks are as exact as the database. Without one (no shared
-    # cache), entries simply age out after LIST_CACHE_SECONDS.
-    generation = token.hex() if token else "-"
-    return f"{LIST_CACHE_VERSION}:{generation}:{hashlib.sha256(raw).hexdigest()}"
-
-
-def _list_rows(ids: list[int]) -> dict[int, Startup]:
-    """The published startups among `ids` (list columns only): this process's current copies,
-    the rest in one primary-key query."""
-    rows, token = _LIST_ROWS.lookup(ids)
-    missing = [startup_id for startup_id in ids if startup_id not in rows]
-    if missing:
-        with readcache.filling():
-            fetched = published_startups().only(*LIST_COLUMNS).in_bulk(missing)
-        rows.update(fetched)
-        if token is not None:
-            for startup_id, startup in fetched.items():
-                _LIST_ROWS.put(startup_id, startup, token)
-    return rows
+def list_rows(ids: list[int], *, db: str | None = None) -> dict[int, Startup]:
+    """The published startups among `ids`, list columns only, by id (one query)."""
+    return published_startups(db=db).only(*LIST_COLUMNS).in_bulk(ids)
 
 
 def _ranked_page(qs: QuerySet[Startup], *, offset: int, limit: int) -> list[Startup]:
@@ -159,13 +131,19 @@ def _ranked_page(qs: QuerySet[Startup], *, offset: int, limit: int) -> list[Star
         f"LEFT JOIN ({ranked_sql}) ranked ON ranked.id = page.id "
         "ORDER BY page.page_position"
     )
-    return list(Startup.objects.raw(sql, [*page_params, *ranked_params]))
+    return list(Startup.objects.db_manager(qs.db).raw(sql, [*page_params, *ranked_params]))
 
 
-def _build_page(qs: QuerySet[Startup], filters: StartupFilters, offset: int, limit: int) -> dict:
+def startup_page(
+    *, filters: StartupFilters, offset: int, limit: int, db: str | None = None
+) -> StartupPage:
+    """One page of `startup_list`, each startup carrying `rank` (its position by MRR within the
+    filtered set; None without MRR), and the filtered set's exact total. The read cache keeps
+    pages (openstartup/readcache.py); this is the plain query."""
+    qs = startup_list(filters=filters).only(*LIST_COLUMNS).using(db)
     total = qs.count()
     if limit <= 0 or offset >= total:
-        return {"total": total, "startups": []}
+        return StartupPage(startups=[], total=total)
     if filters.sort == DEFAULT_SORT:
         # The page is already in rank order: the rank is the position, no window needed.
         startups = list(qs[offset : offset + limit])
@@ -173,45 +151,6 @@ def _build_page(qs: QuerySet[Startup], filters: StartupFilters, offset: int, lim
             startup.rank = position
     else:
         startups = _ranked_page(qs, offset=offset, limit=limit)
-    return {"total": total, "startups": startups}
-
-
-def startup_page(*, filters: StartupFilters, offset: int, limit: int) -> StartupPage:
-    """One page of `startup_list`, each startup carrying `rank` within the filtered set.
-
-    The expensive parts (the exact total, which startups are on the page and their ranks) are
-    kept in the shared cache per filter set and page, under the data generation token (so a
-    write anywhere starts afresh) and for LIST_CACHE_SECONDS at most; 0 turns that off. The
-    rows come from this process's current copies, the rest from one primary-key query.
-    """
-    seconds = settings.LIST_CACHE_SECONDS
-    token = _LIST_ROWS.token()  # read before the database, for the skeleton and the rows
-    key = _list_cache_key(filters, offset, limit, token) if seconds > 0 else None
-    cached = cache.get(key) if key else None
-    if cached is None:
-        qs = startup_list(filters=filters).only(*LIST_COLUMNS)
-        with readcache.filling():
-            built = _build_page(qs, filters, offset, limit)
-        startups, total = built["startups"], built["total"]
-        if token is not None:
-            for startup in startups:
-                _LIST_ROWS.put(startup.id, copy.copy(startup), token)
-        if key:
-            skeleton = {
-                "total": total,
-                "ids": [startup.id for startup in startups],
-                "ranks": [startup.rank for startup in startups],
-            }
-            cache.set(key, skeleton, timeout=seconds)
-    else:
-        total = cached["total"]
-        rows = _list_rows(cached["ids"]) if cached["ids"] else {}
-        startups = []
-        for startup_id, rank in zip(cached["ids"], cached["ranks"], strict=True):
-            if (startup := rows.get(startup_id)) is not None:  # unpublished since: left out
-                startup = copy.copy(startup)  # copies are shared; the rank is this page's
-                startup.rank = rank
-                startups.append(startup)
     for startup in startups:
         if startup.mrr is None:
             startup.rank = None
@@ -232,12 +171,12 @@ def _people_and_links() -> tuple[Prefetch, Prefetch]:
     )
 
 
-def startup_get(*, slug: str) -> Startup | None:
+def startup_get(*, slug: str, db: str | None = None) -> Startup | None:
     """One published startup with everything its detail view shows, or None."""
     if not storable_slug(slug):
         return None
     return (
-        published_startups()
+        published_startups(db=db)
         .select_related("verification", "owner")
         .prefetch_related(
             *_people_and_links(),
@@ -248,9 +187,9 @@ def startup_get(*, slug: str) -> Startup | None:
     )
 
 
-def ai_enabled_startups() -> QuerySet[Startup]:
+def ai_enabled_startups(*, db: str | None = None) -> QuerySet[Startup]:
     """Startups with a live AI visibility add-on: the set /api/ai and MCP serve."""
-    return published_startups().filter(
+    return published_startups(db=db).filter(
         Q(ai_addon_expires_at__isnull=True) | Q(ai_addon_expires_at__gt=timezone.now()),
         ai_addon_active=True,
     )
@@ -272,6 +211,7 @@ def ai_startup_list(
     max_mrr: int | None = None,
     has_mrr: bool = False,
     limit: int | None = None,
+    db: str | None = None,
 ) -> list[Startup]:
     """AI-enabled startups matching the filters, highest MRR first (one query).
 
@@ -280,7 +220,7 @@ def ai_startup_list(
     Python because slugify has no portable SQL form and the AI set is small and curated.
     `verified` is the owner account's `is_verified`; `has_mrr` drops startups without MRR.
     """
-    qs = ai_enabled_startups().select_related("owner", "verification")
+    qs = ai_enabled_startups(db=db).select_related("owner", "verification")
     if query:
         qs = qs.filter(
             Q(name__icontains=query)
@@ -313,12 +253,12 @@ def ai_startup_list(
     return list(islice(filter(matches, qs.iterator(chunk_size=200)), limit))
 
 
-def ai_startup_get(*, slug: str) -> Startup | None:
+def ai_startup_get(*, slug: str, db: str | None = None) -> Startup | None:
     """One AI-enabled startup with everything its AI profile shows, or None."""
     if not storable_slug(slug):
         return None
     return (
-        ai_enabled_startups()
+        ai_enabled_startups(db=db)
         .select_related("owner", "verification")
         .prefetch_related(
             *_people_and_links(),

@@ -7,13 +7,12 @@ from rest_framework.views import APIView
 from openstartup.errors import NotFound
 from openstartup.formats import iso_timestamp
 from openstartup.openapi import REST_RESPONSE_HEADERS, REST_TAG, RETRY_AFTER, error_responses
+from openstartup.readcache import startup_page, startup_profile_json
 from quota.callers import request_caller
 from quota.headers import QuotaHeadersMixin, quota_meta, request_status
 from quota.plans import apply_limit, remaining_notice
 from quota.services import quota_reservation
-from startups.profiles import startup_profile_json
 from startups.renderers import CamelCaseJSONRenderer
-from startups.selectors import startup_page
 from startups.serializers import (
     StartupEnvelopeSerializer,
     StartupFilterSerializer,

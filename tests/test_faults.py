@@ -4,6 +4,7 @@ import json
 import logging
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -20,7 +21,7 @@ from django.test import Client
 
 from openstartup.logs import OncePerInterval
 from openstartup.settings import redis_cache
-from tests.factories import make_ai_startup, make_api_key, make_startup
+from tests.factories import make_ai_startup, make_api_key, make_startup, make_subscription
 
 ROOT = Path(__file__).resolve().parent.parent
 ON_POSTGRES = os.environ.get("DATABASE_URL", "").startswith("postgres")
@@ -236,6 +237,14 @@ def test_with_postgresql_unreachable_every_endpoint_gives_a_quick_503_json(failu
     readyz = results.pop("readyz")
     assert readyz["status"] == 503
     assert readyz["body"]["checks"]["database"] == "down"
+    # MCP clients get a JSON-RPC error object answering their request (issue 17 §2), not the
+    # REST body.
+    mcp = results.pop("mcp")
+    assert (mcp["status"], mcp["type"]) == (503, "application/json")
+    assert mcp["body"]["jsonrpc"] == "2.0"
+    assert mcp["body"]["id"] == 1
+    assert mcp["body"]["error"]["data"] == {"code": "service_unavailable"}
+    assert mcp["seconds"] < 3
     for name, result in results.items():
         assert result["status"] == 503, name
         assert result["type"] == "application/json", name
@@ -250,6 +259,10 @@ class TcpProxy:
     def __init__(self, target: tuple[str, int]):
         self.target = target
         self.port = closed_port()
+        # "pass" forwards; "hang" accepts and holds every byte (a server that never answers);
+        # "slow" delays every chunk by `delay` seconds (a slow network round trip).
+        self.mode = "pass"
+        self.delay = 2.0
         self._listener: socket.socket | None = None
         self._sockets: list[socket.socket] = []
 
@@ -288,10 +301,13 @@ class TcpProxy:
             for a, b in ((client, upstream), (upstream, client)):
                 threading.Thread(target=self._pipe, args=(a, b), daemon=True).start()
 
-    @staticmethod
-    def _pipe(source: socket.socket, sink: socket.socket) -> None:
+    def _pipe(self, source: socket.socket, sink: socket.socket) -> None:
         try:
             while data := source.recv(65536):
+                while self.mode == "hang":
+                    time.sleep(0.05)
+                if self.mode == "slow":
+                    time.sleep(self.delay)
                 sink.sendall(data)
         except OSError:
             pass
@@ -302,29 +318,40 @@ class TcpProxy:
                 pass
 
 
-def http_get(
-    port: int, path: str, headers: dict[str, str] | None = None
-) -> tuple[int, dict, float]:
-    """GET from a local server: (status, JSON body, seconds taken)."""
+def http_call(port: int, path: str, headers: dict[str, str] | None = None) -> tuple:
+    """GET from a local server: (status, JSON body, seconds taken, response headers)."""
     started = time.monotonic()
     request = urllib.request.Request(f"http://127.0.0.1:{port}{path}", headers=headers or {})
     try:
         with urllib.request.urlopen(request, timeout=30) as response:  # noqa: S310 - loopback
-            status, body = response.status, response.read()
+            status, body, found = response.status, response.read(), response.headers
     except urllib.error.HTTPError as error:
-        status, body = error.code, error.read()
-    return status, json.loads(body), time.monotonic() - started
+        status, body, found = error.code, error.read(), error.headers
+    return status, json.loads(body), time.monotonic() - started, found
+
+
+def http_get(
+    port: int, path: str, headers: dict[str, str] | None = None
+) -> tuple[int, dict, float]:
+    """GET from a local server: (status, JSON body, seconds taken)."""
+    return http_call(port, path, headers)[:3]
 
 
 @contextmanager
-def gunicorn_server(env: dict[str, str]):
-    """A real gunicorn (one worker) on a free loopback port: the real request life cycle."""
+def gunicorn_server(env: dict[str, str], *, workers: int = 1, access_log: Path | None = None):
+    """A real gunicorn on a free loopback port: the real request life cycle. With
+    `access_log`, each line is "<worker pid> <status> <path>"."""
     port = closed_port()
+    logging_args = (
+        ["--access-logfile", str(access_log), "--access-logformat", "%(p)s %(s)s %(U)s"]
+        if access_log
+        else []
+    )
     server = subprocess.Popen(
         [str(Path(sys.executable).parent / "gunicorn"), "openstartup.wsgi"]
-        + ["--bind", f"127.0.0.1:{port}", "--workers", "1"],
+        + ["--bind", f"127.0.0.1:{port}", "--workers", str(workers), *logging_args],
         cwd=ROOT,
-        env={**os.environ, "WEB_CONCURRENCY": "1", **env},
+        env={**os.environ, "WEB_CONCURRENCY": str(workers), **env},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -388,3 +415,306 @@ def _wait_for_other_sessions_to_end() -> None:
             if cursor.fetchone()[0] == 0:
                 return
         time.sleep(0.05)
+
+
+# Issue 17 §1: a revocation or plan change made while Redis is away sticks.
+
+
+def _worker_statuses(access_log: Path, path: str) -> dict[str, set[int]]:
+    """{worker pid: statuses it answered `path` with}, from the access log."""
+    seen: dict[str, set[int]] = {}
+    for line in access_log.read_text().splitlines():
+        pid, status, logged_path = line.split(" ", 2)
+        if logged_path == path:
+            seen.setdefault(pid, set()).add(int(status))
+    return seen
+
+
+def _until_both_workers_answered(port: int, path: str, headers: dict, log: Path) -> None:
+    for _ in range(200):
+        http_get(port, path, headers)
+        if len(_worker_statuses(log, path)) == 2:
+            return
+    raise AssertionError("one gunicorn worker never answered")
+
+
+@pytest.mark.skipif(not ON_POSTGRES, reason="needs PostgreSQL (DATABASE_URL)")
+@pytest.mark.skipif(not shutil.which("redis-server"), reason="needs redis-server")
+@pytest.mark.django_db(transaction=True)
+def test_a_revocation_and_a_downgrade_during_a_redis_pause_stick_on_every_worker(tmp_path):
+    """Two gunicorn workers hold per-process copies of two Pro keys; Redis is paused (SIGSTOP,
+    as in a partition or a failover), one key is revoked with the operator command and the
+    other account downgraded to Free; Redis resumes holding everything it held before. From
+    the next request on, both workers refuse the revoked key and serve the other on Free."""
+    from apikeys.services import subscription_set
+
+    make_startup(name="Guarded", slug="guarded", mrr=10)
+    revoked_key, revoked_raw = make_api_key()
+    make_subscription(account=revoked_key.account)
+    downgraded_key, downgraded_raw = make_api_key()
+    make_subscription(account=downgraded_key.account)
+    redis_port = closed_port()
+    redis = _start_redis(redis_port)
+    db = connection.settings_dict
+    env = {
+        "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST'] or '127.0.0.1'}:"
+        f"{db['PORT'] or 5432}/{db['NAME']}",
+        "REDIS_URL": f"redis://127.0.0.1:{redis_port}/0",
+        "READ_CACHE_SECONDS": "300",
+    }
+    revoked = {"X-API-Key": revoked_raw}
+    downgraded = {"X-API-Key": downgraded_raw}
+    log = tmp_path / "access.log"
+    try:
+        with gunicorn_server(env, workers=2, access_log=log) as port:
+            path = "/api/v1/startups/guarded"
+            _until_both_workers_answered(port, path, revoked, log)
+            for _ in range(10):  # both workers now hold copies of both keys
+                assert http_get(port, path, revoked)[0] == 200
+                status, _, _, headers = http_call(port, path, downgraded)
+                assert (status, headers["X-Service-Plan"]) == (200, "Pro")
+            redis.send_signal(signal.SIGSTOP)
+            try:
+                run = subprocess.run(
+                    [sys.executable, "manage.py", "revoke_api_key", revoked_raw],
+                    cwd=ROOT,
+                    env={**os.environ, **env},
+                    capture_output=True,
+                    text=True,
+                    timeout=60,
+                )
+                assert run.returncode == 0, run.stderr
+                assert "Revoked" in run.stdout
+                subscription_set(account=downgraded_key.account, plan="free")
+                during = [http_get(port, path, revoked)[:3:2] for _ in range(6)]
+                assert {status for status, _ in during} == {401}
+            finally:
+                redis.send_signal(signal.SIGCONT)
+            log.write_text("")
+            for _ in range(30):
+                status, body, _ = http_get(port, path, revoked)
+                assert (status, body["error"]["code"]) == (401, "invalid_api_key")
+                status, _, _, headers = http_call(port, path, downgraded)
+                assert (status, headers["X-Service-Plan"]) == (200, "Free")
+            assert _worker_statuses(log, path) and all(
+                statuses <= {200, 401} for statuses in _worker_statuses(log, path).values()
+            )
+            assert len(_worker_statuses(log, path)) == 2, "both workers answered after resume"
+            # The breaker: after the first failure, requests stopped waiting on Redis.
+            assert sorted(seconds for _, seconds in during)[3] < 0.5
+    finally:
+        redis.send_signal(signal.SIGCONT)
+        redis.terminate()
+        redis.wait(timeout=10)
+        _wait_for_other_sessions_to_end()
+
+
+@pytest.mark.django_db
+def test_revoke_api_key_says_so_and_fails_when_it_could_not_revoke():
+    _, raw = make_api_key()
+    env = {**os.environ, "DATABASE_URL": f"postgres://postgres@127.0.0.1:{closed_port()}/x"}
+    env.pop("REDIS_URL", None)
+    run = subprocess.run(
+        [sys.executable, "manage.py", "revoke_api_key", raw],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert run.returncode != 0
+    assert "NOT revoked" in run.stderr
+    assert "Revoked" not in run.stdout
+
+
+# Issue 17 §2: a hung or slow database answers 503 within the deadline; probes keep answering.
+
+
+@pytest.mark.skipif(not ON_POSTGRES, reason="needs PostgreSQL (DATABASE_URL)")
+@pytest.mark.django_db(transaction=True)
+def test_a_hung_or_slow_database_gives_503_within_the_deadline_and_healthz_answers():
+    make_startup(name="Patient", mrr=5)
+    db = connection.settings_dict
+    proxy = TcpProxy((db["HOST"] or "127.0.0.1", int(db["PORT"] or 5432)))
+    proxy.start()
+    deadline = 2
+    env = {
+        "DATABASE_URL": f"postgres://{db['USER']}@127.0.0.1:{proxy.port}/{db['NAME']}",
+        "DB_REQUEST_DEADLINE_SECONDS": str(deadline),
+        "DB_CONNECT_TIMEOUT": "3",
+        "REDIS_URL": "",
+        "GUNICORN_ACCESS_LOG": "",
+    }
+    try:
+        with gunicorn_server(env, workers=2) as port:
+            assert http_get(port, "/api/v1/startups")[0] == 200
+            for mode in ("hang", "slow"):
+                proxy.mode = mode
+                for _ in range(3):
+                    status, body, seconds, headers = http_call(port, "/api/v1/startups")
+                    assert (status, body["error"]["code"]) == (503, "service_unavailable"), mode
+                    assert "slow" in body["error"]["message"], mode
+                    assert headers["Retry-After"] == "5"
+                    # The deadline, plus at most libpq's 2 s minimum when a reconnect starts
+                    # just before it, plus a moment.
+                    assert seconds < deadline + 2.5, (mode, seconds)
+                    status, _, seconds = http_get(port, "/healthz")
+                    assert status == 200
+                    assert seconds < deadline + 1.5, (mode, seconds)
+                status, body, seconds = http_get(port, "/readyz")
+                assert (status, body["checks"]["database"]) == (503, "down")
+                assert seconds < 3 + 1.5
+            proxy.mode = "pass"
+            for _ in range(20):  # connections cut by the deadline are replaced
+                if http_get(port, "/api/v1/startups")[0] == 200:
+                    break
+                time.sleep(0.2)
+            status, body, _ = http_get(port, "/api/v1/startups")
+            assert (status, body["data"][0]["name"]) == (200, "Patient")
+    finally:
+        proxy.mode = "pass"
+        proxy.stop()
+        _wait_for_other_sessions_to_end()
+
+
+@pytest.mark.skipif(not shutil.which("redis-server"), reason="needs redis-server")
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_readyz_probes_never_report_a_healthy_cache_down():
+    """Two probes at once used to overwrite each other's probe key: 65 false "cache down"
+    answers in 400 with no fault at all."""
+    redis_port = closed_port()
+    redis = _start_redis(redis_port)
+    env = {"REDIS_URL": f"redis://127.0.0.1:{redis_port}/0", "GUNICORN_ACCESS_LOG": ""}
+    if not ON_POSTGRES:
+        env["DATABASE_URL"] = f"sqlite:///{connection.settings_dict['NAME']}"
+    try:
+        with gunicorn_server(env, workers=2) as port:
+            results: list[int] = []
+
+            def probe() -> None:
+                results.append(http_get(port, "/readyz")[0])
+
+            for _ in range(40):
+                pair = [threading.Thread(target=probe) for _ in range(2)]
+                for thread in pair:
+                    thread.start()
+                for thread in pair:
+                    thread.join()
+            assert results == [200] * 80
+    finally:
+        redis.terminate()
+        redis.wait(timeout=10)
+        if ON_POSTGRES:
+            _wait_for_other_sessions_to_end()
+
+
+# Issue 17 §4: records never delivered are never charged.
+
+
+@pytest.mark.skipif(not ON_POSTGRES, reason="needs PostgreSQL (DATABASE_URL)")
+@pytest.mark.django_db(transaction=True)
+def test_a_worker_killed_before_answering_charges_nothing(tmp_path):
+    """A Free list call's worker is killed after the counter update and before its answer
+    went out: once the hold expires the records are not counted, and the whole allowance can
+    still be spent."""
+    from quota.models import MonthlyUsage
+
+    for n in range(3):
+        make_startup(name=f"Row {n}", mrr=10 + n)
+    account_key, raw = make_api_key()
+    db = connection.settings_dict
+    proxy = TcpProxy((db["HOST"] or "127.0.0.1", int(db["PORT"] or 5432)))
+    proxy.start()
+    env = {
+        "DATABASE_URL": f"postgres://{db['USER']}@127.0.0.1:{proxy.port}/{db['NAME']}",
+        "DB_REQUEST_DEADLINE_SECONDS": "0",
+        "QUOTA_HOLD_SECONDS": "2",
+        "REDIS_URL": "",
+    }
+    headers = {"X-API-Key": raw}
+    log = tmp_path / "access.log"
+    usage = MonthlyUsage.objects.filter(account_id=account_key.account_id)
+    try:
+        with gunicorn_server(env, workers=1, access_log=log) as port:
+            status, _, _, found = http_call(port, "/api/v1/startups?limit=2", headers)
+            assert (status, found["X-Service-Quota-Remaining"]) == (200, "98")
+            for _ in range(100):  # the access log line follows the answer
+                if log.read_text().strip():
+                    break
+                time.sleep(0.02)
+            worker = log.read_text().split()[0]
+            proxy.mode, proxy.delay = "slow", 0.3  # the answer now takes a few round trips
+            thread = threading.Thread(
+                target=lambda: _ignore_errors(http_get, port, "/api/v1/startups?limit=2", headers)
+            )
+            thread.start()
+            for _ in range(1500):
+                if usage.values_list("used", flat=True).first() == 4:
+                    break
+                time.sleep(0.01)
+            assert usage.values_list("used", flat=True).first() == 4  # charged, not answered
+            os.kill(int(worker.strip("<>")), signal.SIGKILL)
+            thread.join(timeout=30)
+            proxy.mode = "pass"
+            time.sleep(2.5)  # the hold expires
+            for _ in range(100):  # gunicorn replaces the worker
+                try:
+                    status, _, _, found = http_call(port, "/api/v1/startups?limit=1", headers)
+                    break
+                except OSError:
+                    time.sleep(0.1)
+            # 2 delivered before, 1 now: the 2 that never arrived are not charged.
+            assert (status, found["X-Service-Quota-Remaining"]) == (200, "97")
+            # And the whole allowance can still be spent: 97 more, then a refusal.
+            served = 0
+            while (answer := http_call(port, "/api/v1/startups?limit=3", headers))[0] == 200:
+                served += len(answer[1]["data"])
+            assert answer[0] == 429
+            assert served == 97
+    finally:
+        proxy.mode = "pass"
+        proxy.stop()
+        _wait_for_other_sessions_to_end()
+
+
+def _ignore_errors(call, *args):
+    try:
+        call(*args)
+    except (OSError, ValueError):
+        pass  # the worker was killed under this request
+
+
+@pytest.mark.skipif(not ON_POSTGRES, reason="needs PostgreSQL (DATABASE_URL)")
+@pytest.mark.django_db(transaction=True)
+def test_connections_opened_by_web_requests_carry_the_statement_timeout(client, settings):
+    """A slow statement is cancelled by PostgreSQL itself at the request deadline."""
+    connection.close()
+    assert client.get("/api/v1/startups").status_code == 200  # opens the connection
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW statement_timeout")
+        assert cursor.fetchone()[0] == f"{settings.DB_REQUEST_DEADLINE_SECONDS}s"
+
+
+def test_after_a_redis_failure_requests_stop_waiting_on_redis_for_a_while(settings):
+    """A Redis that accepts and never answers: the first call waits its socket timeout, the
+    next ones fail at once while the breaker is open, and one call tries again after it."""
+    from django.core.cache import cache
+
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(64)
+    try:
+        settings.REDIS_BREAKER_SECONDS = 1
+        settings.CACHES = {"default": redis_cache(f"redis://127.0.0.1:{silent.getsockname()[1]}/0")}
+
+        def timed_get() -> float:
+            started = time.monotonic()
+            assert cache.get("anything") is None  # a miss, never an error
+            return time.monotonic() - started
+
+        assert 0.2 <= timed_get() < 1  # one socket timeout (REDIS_TIMEOUT_MS)
+        assert max(timed_get() for _ in range(20)) < 0.05  # the breaker is open
+        time.sleep(1.1)
+        assert timed_get() >= 0.2  # half-open: one call tries Redis again
+    finally:
+        silent.close()

@@ -1,8 +1,11 @@
 """GET /llms.txt: plain text, generated from the routes and settings so it cannot drift."""
 
+from urllib.parse import urlsplit
+
 import pytest
 from django.test import Client
-from django.urls import URLPattern, URLResolver, get_resolver, reverse
+from django.urls import URLPattern, URLResolver, get_resolver, resolve, reverse
+from llms_txt import parse_llms_file
 
 from aisurface.llms import HIDDEN_ROUTES, ROUTE_DOCS, public_routes
 from mcpserver.tools import TOOLS
@@ -37,12 +40,14 @@ def test_follows_the_llms_txt_convention(text, settings):
         "## REST API",
         "## AI surface",
         "## MCP server",
-        "## URL patterns",
         "## Authentication",
         "## Plans and limits",
         "## Fair use and data use",
     ):
         assert f"\n{heading}" in text
+    # Issue 15 §4: an H2 holds only links, so the URL patterns (templates) are prose before the
+    # first H2 (was a "## URL patterns" section of code lines the reference parser rejects).
+    assert text.index("URL patterns") < text.index("\n## ")
 
 
 def test_names_every_public_route(text):
@@ -51,7 +56,48 @@ def test_names_every_public_route(text):
     assert set(routes) == names
     for name, path in routes.items():
         assert f" {path}`" in text, name
-        assert f"https://openstartup.example{path}" in text, name
+        # Issue 15 §4: templates and the POST-only endpoint are never links (they 404 / 405).
+        linked = f"(https://openstartup.example{path})" in text
+        assert linked == ("{" not in path and name != "mcp"), name
+
+
+def test_parses_with_the_reference_llms_txt_parser(text, settings):
+    # The reference parser raises on any line in an H2 section that is not `- [title](url)`.
+    parsed = parse_llms_file(text)
+    assert parsed.title == settings.SERVICE_NAME
+    assert parsed.summary.startswith(f"{settings.SERVICE_NAME} is a read-only data API")
+    assert "#" not in "".join(line[:1] for line in parsed.info.splitlines())
+    assert "`GET /api/v1/startups/{slug}`" in parsed.info
+    assert "`POST /api/mcp`" in parsed.info
+    assert list(parsed.sections) == [
+        "REST API (/api/v1, camelCase)",
+        "AI surface (/api/ai, snake_case)",
+        "MCP server (/api/mcp)",
+        "Authentication",
+        "Plans and limits",
+        "Fair use and data use",
+        "Docs",
+        "Pages",
+    ]
+    for section, links in parsed.sections.items():
+        assert links, section
+        for link in links:
+            assert link["title"] and link["desc"], link
+
+
+@pytest.mark.django_db
+def test_every_link_answers_a_get(text):
+    links = [link for links in parse_llms_file(text).sections.values() for link in links]
+    assert len(links) > 15
+    for link in links:
+        url = urlsplit(link["url"])
+        assert f"{url.scheme}://{url.netloc}" == "https://openstartup.example", link
+        assert "{" not in url.path, link
+        assert resolve(url.path).url_name != "mcp", link
+        response = Client().get(url.path, follow=True, secure=True)
+        assert response.status_code == 200, link
+        if url.fragment:
+            assert f'id="{url.fragment}"'.encode() in response.content, link
 
 
 def test_every_public_route_is_described(text):

@@ -8,6 +8,7 @@ import pytest
 from django.test import Client
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
 
 from mcpserver.protocol import HANDSHAKE_VERSIONS
 from quota.models import MonthlyUsage
@@ -173,13 +174,18 @@ def test_tools_list_has_the_six_tools_with_schemas_and_annotations(client):
         assert tool["annotations"]["readOnlyHint"] is True
         assert tool["annotations"]["openWorldHint"] is False
         if "limit" in schema["properties"]:
+            # Issue 15 §4: values above 50 are capped, so the schema declares no maximum (it
+            # used to say maximum 50 while the server accepted 500) and its description says so.
             assert schema["properties"]["limit"] == {
                 "type": "integer",
                 "minimum": 1,
-                "maximum": 50,
                 "default": 10,
                 "description": schema["properties"]["limit"]["description"],
             }
+            assert (
+                "above 50 are accepted and capped at 50"
+                in (schema["properties"]["limit"]["description"])
+            )
 
 
 def test_required_arguments_are_declared(client):
@@ -261,6 +267,22 @@ def test_limit_defaults_to_10_and_is_capped_at_50(client, db):
     assert call_tool(client, "search_startups", {"limit": 3})["structuredContent"]["count"] == 3
     capped = call_tool(client, "search_startups", {"limit": 500})["structuredContent"]
     assert capped["count"] == 50
+    # What the server accepts, the advertised schema accepts too.
+    schema = tool_schemas(client)["search_startups"]["inputSchema"]
+    jsonschema.validate({"limit": 500}, schema)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({"limit": 0}, schema)
+
+
+def test_industry_arguments_give_an_industry_as_example(client):
+    tools = tool_schemas(client)
+    search = tools["search_startups"]["inputSchema"]["properties"]
+    assert "'financial-services'" in search["industry"]["description"]
+    assert "'developer-tools'" in search["category"]["description"]
+    by_industry = tools["search_by_industry"]["inputSchema"]["properties"]["industry"]
+    assert "'software'" in by_industry["description"]
+    for description in (search["industry"]["description"], by_industry["description"]):
+        assert "developer-tools" not in description and "marketing" not in description
 
 
 @pytest.mark.parametrize(
@@ -277,7 +299,6 @@ def test_limit_defaults_to_10_and_is_capped_at_50(client, db):
         ("search_startups", {"sort": "mrr"}, "sort: unknown argument (allowed: query, category"),
         ("search_by_revenue", {"min_mrr": "1k"}, "min_mrr: A number of US dollars"),
         ("search_by_revenue", {"min_mrr": 10, "max_mrr": 5}, "must not be greater than max_mrr"),
-        ("no_such_tool", {}, "Unknown tool 'no_such_tool'. Available tools: search_startups"),
     ],
 )
 def test_tool_failures_come_back_in_band(client, dataset, name, arguments, fragment):
@@ -287,6 +308,20 @@ def test_tool_failures_come_back_in_band(client, dataset, name, arguments, fragm
     assert result["isError"] is True
     assert "structuredContent" not in result
     assert fragment in result["content"][0]["text"]
+
+
+def test_an_unknown_tool_is_a_32602_protocol_error(client):
+    # Issue 15 §4 (was an in-band isError result): the MCP spec makes it -32602.
+    body = rpc(client, "tools/call", {"name": "no_such_tool", "arguments": {}}, id=9)
+    assert body["_status"] == 200
+    assert body["id"] == 9
+    assert "result" not in body
+    assert body["error"]["code"] == -32602
+    assert (
+        "Unknown tool 'no_such_tool'. Available tools: search_startups"
+        in (body["error"]["message"])
+    )
+    assert body["error"]["data"] == {"name": "no_such_tool"}
 
 
 def test_null_or_empty_optional_arguments_count_as_omitted(client, dataset):
@@ -469,6 +504,34 @@ def test_wrong_api_key_gets_401(client, headers):
     response = post(client, {"jsonrpc": "2.0", "id": 1, "method": "ping"}, headers=headers)
     assert response.status_code == 401
     assert response.json()["error"]["data"]["code"] == "invalid_api_key"
+    assert response["WWW-Authenticate"].startswith("Bearer ")
+    assert response.json()["id"] == 1
+
+
+@pytest.mark.parametrize(
+    ("body", "expected_id"),
+    [
+        ({"jsonrpc": "2.0", "id": "req-7", "method": "tools/list"}, "req-7"),
+        ({"jsonrpc": "2.0", "id": 42, "method": "initialize", "params": {}}, 42),
+        ({"jsonrpc": "2.0", "id": True, "method": "ping"}, None),
+        ({"jsonrpc": "2.0", "method": "notifications/initialized"}, None),
+        ("{not json", None),
+    ],
+)
+def test_a_401_echoes_the_request_id_when_readable(client, body, expected_id):
+    raw = body if isinstance(body, str) else json.dumps(body)
+    response = post(client, raw, raw=True, headers={"Authorization": "Bearer osk_wrong"})
+    assert response.status_code == 401
+    assert response["WWW-Authenticate"] == 'Bearer realm="mcp", error="invalid_token"'
+    assert response.json() == {
+        "jsonrpc": "2.0",
+        "id": expected_id,
+        "error": {
+            "code": -32010,
+            "message": "The API key is wrong or was revoked.",
+            "data": {"code": "invalid_api_key"},
+        },
+    }
 
 
 def test_valid_key_is_served_and_spends_no_allowance(client, api_key):
@@ -576,6 +639,10 @@ async def _exercise(url: str, mode: str) -> dict:
                 # call_tool itself validates structuredContent against the outputSchema.
                 outcome["results"][name] = await session.call_tool(name, arguments)
             outcome["failure"] = await session.call_tool("get_startup", {"slug": "missing"})
+            try:
+                await session.call_tool("no_such_tool", {})
+            except MCPError as error:
+                outcome["unknown_tool"] = (error.code, error.message)
     return outcome
 
 
@@ -595,6 +662,9 @@ def test_official_sdk_client_lists_and_calls_every_tool(
     assert outcome["results"]["get_startup"].structured_content["slug"] == "acme"
     assert outcome["failure"].is_error is True
     assert "missing" in outcome["failure"].content[0].text
+    code, message = outcome["unknown_tool"]
+    assert code == -32602
+    assert "Unknown tool 'no_such_tool'" in message
 
 
 def test_official_sdk_high_level_client_negotiates_automatically(live_server, transactional_db):
@@ -609,3 +679,27 @@ def test_official_sdk_high_level_client_negotiates_automatically(live_server, tr
 
     result = anyio.run(run)
     assert [s["slug"] for s in result.structured_content["startups"]] == ["delta", "beta"]
+
+
+def test_official_sdk_reports_a_wrong_key_as_invalid_api_key(live_server, transactional_db):
+    import httpx2
+
+    async def run() -> MCPError:
+        headers = {"Authorization": "Bearer osk_wrong"}
+        async with httpx2.AsyncClient(headers=headers) as http:
+            async with streamable_http_client(f"{live_server.url}/api/mcp", http_client=http) as (
+                read,
+                write,
+            ):
+                async with ClientSession(read, write) as session:
+                    try:
+                        await session.initialize()
+                    except MCPError as error:
+                        return error
+        raise AssertionError("initialize succeeded with a wrong key")
+
+    error = anyio.run(run)
+    # The server's own JSON-RPC error, not an OAuth or transport stand-in.
+    assert error.code == -32010
+    assert error.message == "The API key is wrong or was revoked."
+    assert error.data == {"code": "invalid_api_key"}

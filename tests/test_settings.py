@@ -114,3 +114,41 @@ def test_with_no_environment_the_development_defaults_still_start():
     insecure = manage("check", "--deploy")
     assert insecure.returncode == 0  # warnings only: development is allowed to be insecure
     assert "security.W009" in insecure.stdout + insecure.stderr
+
+
+# Issue 12 §7: every standard DATABASE_URL works; PostgreSQL-only options go to PostgreSQL only.
+
+
+def test_a_sqlite_database_url_migrates_and_serves(tmp_path):
+    url = f"sqlite:///{tmp_path / 'site.sqlite3'}"
+    migrated = manage("migrate", "--noinput", DATABASE_URL=url, REDIS_URL="")
+    assert migrated.returncode == 0, migrated.stderr
+    script = (
+        "import django; django.setup()\n"
+        "from django.test import Client\n"
+        "print(Client().get('/api/v1/startups').status_code)\n"
+    )
+    served = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=MANAGE.parent,
+        env={**os.environ, "DJANGO_SETTINGS_MODULE": "openstartup.settings", "DATABASE_URL": url},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert served.returncode == 0, served.stderr
+    assert served.stdout.strip().splitlines()[-1] == "200"
+
+
+def test_postgresql_only_options_go_to_postgresql_only(tmp_path):
+    from openstartup.settings import database_from_url
+
+    sqlite = database_from_url(f"sqlite:///{tmp_path / 'x.sqlite3'}")
+    assert sqlite["ENGINE"] == "django.db.backends.sqlite3"
+    assert "connect_timeout" not in sqlite["OPTIONS"]
+    assert "keepalives" not in sqlite["OPTIONS"]
+    assert sqlite["OPTIONS"]["transaction_mode"] == "IMMEDIATE"
+    postgres = database_from_url("postgres://u@db.example:5432/app")
+    assert postgres["ENGINE"] == "openstartup.postgresql"  # Django's, deadline-aware connect
+    assert postgres["OPTIONS"]["connect_timeout"] >= 5  # longer than a slow handshake
+    assert postgres["OPTIONS"]["keepalives"] == 1

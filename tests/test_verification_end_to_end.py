@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 
 import pytest
 from django.core.management import call_command
+from django.core.management.base import CommandError
 from django.test import Client
 from django.utils import timezone
 
@@ -133,7 +134,7 @@ def connect_all(fake: FakeProviders, monkeypatch) -> None:
                 }
             ],
             daily=[{"timestamp": "2026-11-01T00:00:00Z", "revenue": 2500}],
-            customers=[{"id": "c1"}],
+            subscriptions=[{"id": "s1", "status": "active", "amount": 2500, "customer_id": "c1"}],
         ),
         monkeypatch,
     )
@@ -220,7 +221,7 @@ def test_a_revoked_key_does_not_stop_the_others_and_keeps_its_figures(fake, monk
     assert statuses == {
         "stripe-co": "key_revoked",
         "lemon-co": "ok",
-        "polar-co": "stale",
+        "polar-co": "error",
         "gumroad-co": "ok",
     }
     stripe = detail("stripe-co")
@@ -285,3 +286,24 @@ def test_connect_provider_takes_no_key_on_the_command_line_and_checks_the_api_ba
     with pytest.raises(Exception, match="api-base must be an http"):
         call_command("connect_provider", "x", "stripe", "--api-base", "file:///etc/passwd")
     assert not ProviderConnection.objects.exists()
+
+
+def test_connect_provider_refuses_test_mode_keys_and_says_why(fake, monkeypatch):
+    Startup.objects.create(name="x", slug="x")
+    monkeypatch.setattr(sys, "stdin", io.StringIO("sk_test_51Habc\n"))
+    with pytest.raises(CommandError, match="not connected: this is a Stripe test-mode key"):
+        call_command("connect_provider", "x", "stripe", stdout=io.StringIO())
+    assert not ProviderConnection.objects.exists()
+
+
+def test_connect_provider_says_a_lemon_squeezy_key_is_not_read_only(fake, monkeypatch):
+    out = io.StringIO()
+    Startup.objects.create(name="lemon", slug="lemon")
+    fake.account("ls_key", lemonsqueezy_routes(
+        stores=[], prices=[], subscriptions=[], orders=[], invoices=[]
+    ))  # fmt: skip
+    monkeypatch.setattr(sys, "stdin", io.StringIO("ls_key\n"))
+    call_command(
+        "connect_provider", "lemon", "lemonsqueezy", "--api-base", fake.base_url, stdout=out
+    )
+    assert "cannot issue a read-only key" in out.getvalue()

@@ -144,7 +144,7 @@ def test_lemonsqueezy_reads_every_page(fake_providers):
     )
     startup = connect_and_sync(fake_providers, provider="lemonsqueezy", routes=routes, slug="pages")
     assert startup.verification.mrr == 1000
-    assert fake_providers.calls("/v1/subscriptions") == 3
+    assert fake_providers.calls("/v1/subscriptions", **{"page[size]": "100"}) == 3
 
 
 # --- Polar -------------------------------------------------------------------------------------
@@ -157,7 +157,8 @@ def test_polar_figures_come_from_the_metrics_endpoint(fake_providers):
     #   2026-11: gross 70.50 -> 71 (half up), refunds 20, net 51   -> total revenue 101
     # MRR: the latest period's monthly_recurring_revenue 6,000 cents = 60; ARR = 720.
     # Last 30 days (Oct 17..Nov 15): daily revenue 1,500 + 3,000 - the 2,000 refund = 25.
-    # Customers: 150 over two pages of 100.
+    # Customers (paying): 150 paid orders over two pages of 100, one buyer each (cus_0..cus_149);
+    # cus_0 also subscribes at $60 (counted once); cus_free's $0 plan is not a paying customer.
     routes = polar_routes(
         min_date="2026-01-01",
         monthly=[
@@ -193,7 +194,14 @@ def test_polar_figures_come_from_the_metrics_endpoint(fake_providers):
                 "created_at": "2026-11-06T09:00:00Z",
             },
         ],
-        customers=[{"id": f"cus_{n}"} for n in range(150)],
+        orders=[
+            {"id": f"o{n}", "status": "paid", "total_amount": 1000, "customer_id": f"cus_{n}"}
+            for n in range(150)
+        ],
+        subscriptions=[
+            {"id": "s0", "status": "active", "amount": 6000, "customer_id": "cus_0"},
+            {"id": "s1", "status": "active", "amount": 0, "customer_id": "cus_free"},
+        ],
     )
     startup = connect_and_sync(fake_providers, provider="polar", routes=routes, slug="bear")
     verification = startup.verification
@@ -201,7 +209,7 @@ def test_polar_figures_come_from_the_metrics_endpoint(fake_providers):
     assert rows(startup) == [("2026-10", 50, 0, 50), ("2026-11", 71, 20, 51)]
     assert (verification.total_revenue, verification.last_30_days) == (101, 25)
     assert verification.customers == 150
-    assert fake_providers.calls("/v1/customers/") == 2
+    assert fake_providers.calls("/v1/orders/") == 2
 
 
 def test_polar_429_then_success(fake_providers):
@@ -216,7 +224,7 @@ def test_polar_429_then_success(fake_providers):
             }
         ],
         daily=[],
-        customers=[{"id": "cus_1"}],
+        subscriptions=[{"id": "s1", "status": "active", "amount": 1000, "customer_id": "cus_1"}],
     )
     routes["/v1/metrics/limits"] = failing_first(routes["/v1/metrics/limits"], status=429)
     startup = connect_and_sync(fake_providers, provider="polar", routes=routes, slug="slow")
@@ -261,7 +269,7 @@ def test_gumroad_has_total_revenue_but_no_mrr(fake_providers):
             3500,
             "2026-10-20T10:00:00Z",
             partially_refunded=True,
-            amount_refundable_in_currency=1000,
+            amount_refundable_in_currency="10.00",  # major units, as Gumroad sends it
         )
     )
     sales.append(sale(11, 3000, "2026-11-01T10:00:00Z", currency="jpy"))

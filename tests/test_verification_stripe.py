@@ -84,7 +84,7 @@ def sync(
     fake_providers: FakeProviders, *, subscriptions=(), transactions=(), slug="acme"
 ) -> Startup:
     startup = Startup.objects.create(name=slug.title(), slug=slug, mrr=999, arr=11988)
-    token = f"rk_test_{slug}"
+    token = f"rk_live_{slug}"
     fake_providers.account(
         token,
         stripe_routes(subscriptions=list(subscriptions), balance_transactions=list(transactions)),
@@ -216,8 +216,8 @@ def test_a_refund_counts_in_the_month_it_happened(fake_providers):
     ]
     verification = startup.verification
     assert (verification.total_revenue, verification.last_30_days) == (140, 30)
-    # No subscriptions: MRR is a real 0 (Stripe has subscription data), not null.
-    assert verification.mrr == 0
+    # No subscription of any status ever (a one-off seller): MRR is unknown, null (issue 11).
+    assert verification.mrr is None and verification.arr is None
 
 
 def test_months_without_money_are_filled_with_zeros(fake_providers):
@@ -267,7 +267,7 @@ def test_250_subscriptions_are_read_over_three_pages(fake_providers):
     startup = sync(fake_providers, subscriptions=subscriptions)
     assert startup.verification.mrr == 2500
     assert startup.verification.customers == 250
-    assert fake_providers.calls("/v1/subscriptions", status="active") == 3
+    assert fake_providers.calls("/v1/subscriptions", status="all") == 3
 
 
 def test_a_429_is_retried_and_then_succeeds(fake_providers):
@@ -300,13 +300,13 @@ def test_a_revoked_key_keeps_the_last_good_figures(fake_providers):
     connection = ProviderConnection.objects.get(startup=startup)
     kept = ("mrr", "arr", "total_revenue", "last_30_days", "customers", "verified_at")
     before = Verification.objects.values(*kept).get(startup=startup)
-    fake_providers.revoke("rk_test_acme")
+    fake_providers.revoke("rk_live_acme")
     later = datetime(2026, 11, 16, 12, tzinfo=UTC)
     revenue_sync(connection=connection, now=later)
     connection.refresh_from_db()
     assert connection.status == ProviderConnection.Status.KEY_REVOKED
     assert "401" in connection.last_error
-    assert "rk_test_acme" not in connection.last_error
+    assert "rk_live_acme" not in connection.last_error
     assert connection.last_synced_at == NOW and connection.last_attempt_at == later
     startup.refresh_from_db()
     assert (startup.mrr, startup.arr) == (49, 588)
@@ -315,12 +315,13 @@ def test_a_revoked_key_keeps_the_last_good_figures(fake_providers):
     assert rows(startup) == [("2026-11", 49, 0, 49)]
 
 
-def test_a_provider_that_stays_down_marks_figures_stale_without_zeroing_them(fake_providers):
+def test_a_provider_that_stays_down_is_an_error_that_keeps_the_figures(fake_providers):
+    # Issue 17: every failure is recorded as status `error` (it was `stale` before).
     startup = sync(fake_providers, subscriptions=[subscription("sub_1", (price(4900), 1))])
-    fake_providers.accounts["rk_test_acme"]["/v1/subscriptions"] = always(503)
+    fake_providers.accounts["rk_live_acme"]["/v1/subscriptions"] = always(503)
     connection = ProviderConnection.objects.get(startup=startup)
     revenue_sync(connection=connection, now=datetime(2026, 11, 16, tzinfo=UTC))
-    assert connection.status == ProviderConnection.Status.STALE
+    assert connection.status == ProviderConnection.Status.ERROR
     assert "503" in connection.last_error
     startup.refresh_from_db()
     assert startup.mrr == 49 and startup.verification.mrr == 49
@@ -335,21 +336,23 @@ def test_a_self_reported_startup_becomes_verified_only_after_a_sync(fake_provide
     assert not Verification.objects.filter(startup=startup).exists()
     revenue_sync(connection=connection, now=NOW)
     startup.refresh_from_db()
-    # The self-reported 5,000 is replaced by what Stripe shows: no subscriptions, MRR 0.
-    assert startup.mrr == 0 and startup.verification.mrr == 0
+    # The self-reported 5,000 is replaced by what Stripe shows: an account that never had a
+    # subscription has no MRR at all, null (issue 11), not the self-reported figure.
+    assert startup.mrr is None and startup.verification.mrr is None
 
 
 def test_a_second_sync_replaces_the_figures_instead_of_adding_to_them(fake_providers):
-    # First sync: $49 MRR, October $49. Then the subscription is gone and November has $10.
+    # First sync: $49 MRR, October $49. Then the subscription is canceled and November has $10:
+    # every subscription ended, so MRR is 0 (not null: the account had subscriptions).
     startup = sync(
         fake_providers,
         subscriptions=[subscription("sub_1", (price(4900), 1))],
         transactions=[txn("txn_1", "charge", 4900, ts(2026, 10, 1))],
     )
     fake_providers.account(
-        "rk_test_acme",
+        "rk_live_acme",
         stripe_routes(
-            subscriptions=[],
+            subscriptions=[subscription("sub_1", (price(4900), 1), status="canceled")],
             balance_transactions=[
                 txn("txn_1", "charge", 4900, ts(2026, 10, 1)),
                 txn("txn_2", "charge", 1000, ts(2026, 11, 1)),
@@ -379,7 +382,7 @@ def test_the_rate_table_can_be_replaced_in_settings(fake_providers, settings):
 def test_a_currency_without_a_rate_is_an_error_that_keeps_the_figures(fake_providers, settings):
     startup = sync(fake_providers, subscriptions=[subscription("sub_1", (price(4900), 1))])
     fake_providers.account(
-        "rk_test_acme",
+        "rk_live_acme",
         stripe_routes(
             subscriptions=[subscription("sub_1", (price(4900), 1), currency="xyz")],
             balance_transactions=[],

@@ -7,6 +7,7 @@ providers answer. Pagination follows each provider's real scheme.
 
 import json
 import threading
+import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -26,6 +27,8 @@ class FakeProviders:
         self.accounts: dict[str, dict[str, Route]] = {}
         self.revoked: set[str] = set()
         self.requests: list[tuple[str, str, Query]] = []
+        # The headers of each request, in the same order as `requests`.
+        self.headers: list[dict[str, str]] = []
         self.lock = threading.Lock()
 
     def account(self, token: str, routes: dict[str, Route]) -> None:
@@ -52,6 +55,7 @@ class FakeProviders:
                 token = (self.headers.get("Authorization") or "").removeprefix("Bearer ")
                 with fake.lock:
                     fake.requests.append((token, url.path, query))
+                    fake.headers.append(dict(self.headers.items()))
                 routes = fake.accounts.get(token)
                 if routes is None or token in fake.revoked:
                     self.answer(401, {}, {"error": {"message": "Invalid API key provided"}})
@@ -63,6 +67,17 @@ class FakeProviders:
                 self.answer(*route(query))
 
             def answer(self, status: int, headers: dict[str, str], body: Any) -> None:
+                if isinstance(body, Stream):
+                    self.send_response(status)
+                    self.send_header("Content-Type", "application/json")
+                    for name, value in headers.items():
+                        self.send_header(name, value)
+                    self.end_headers()
+                    try:
+                        body.write(self.wfile)
+                    except OSError:
+                        pass  # the client hung up, as it should at its deadline
+                    return
                 payload = json.dumps(body).encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
@@ -84,6 +99,37 @@ class FakeProviders:
     def __exit__(self, *exc: object) -> None:
         self.server.shutdown()
         self.server.server_close()
+
+
+class Stream:
+    """A body written by hand: `write(wfile)` sends it (slowly, or a lot of it)."""
+
+    def __init__(self, write: Callable[[Any], None]):
+        self.write = write
+
+
+def dripping(*, every: float, total: int = 10_000) -> Route:
+    """Announces `total` bytes, then sends one byte every `every` seconds."""
+
+    def write(wfile: Any) -> None:
+        for _ in range(total):
+            wfile.write(b" ")
+            wfile.flush()
+            time.sleep(every)
+
+    return lambda query: (200, {"Content-Length": str(total)}, Stream(write))
+
+
+def huge(*, size: int, declare_length: bool) -> Route:
+    """A JSON-looking body of `size` bytes, with or without a Content-Length."""
+
+    def write(wfile: Any) -> None:
+        chunk = b" " * 65536
+        for _ in range(size // len(chunk)):
+            wfile.write(chunk)
+
+    headers = {"Content-Length": str(size)} if declare_length else {}
+    return lambda query: (200, headers, Stream(write))
 
 
 def ok(body: Any) -> Answer:
@@ -117,7 +163,7 @@ def _first(query: Query, name: str, default: str | None = None) -> str | None:
 def stripe_list(objects: list[dict], *, filter_status: bool = False) -> Route:
     def answer(query: Query) -> Answer:
         chosen = objects
-        if filter_status and _first(query, "status"):
+        if filter_status and _first(query, "status") not in (None, "all"):
             chosen = [obj for obj in objects if obj["status"] == _first(query, "status")]
         if _first(query, "subscription"):
             chosen = [obj for obj in chosen if obj["subscription"] == _first(query, "subscription")]
@@ -132,13 +178,25 @@ def stripe_list(objects: list[dict], *, filter_status: bool = False) -> Route:
 
 
 def stripe_routes(
-    *, subscriptions: list[dict], balance_transactions: list[dict], items: list[dict] = ()
+    *,
+    subscriptions: list[dict],
+    balance_transactions: list[dict],
+    items: list[dict] = (),
+    charges: list[dict] = (),
+    coupons: list[dict] = (),
+    prices: list[dict] = (),
 ) -> dict[str, Route]:
-    return {
+    """Stripe's lists, plus one route per coupon and price id (`/v1/coupons/{id}`)."""
+    routes = {
         "/v1/subscriptions": stripe_list(subscriptions, filter_status=True),
         "/v1/balance_transactions": stripe_list(balance_transactions),
         "/v1/subscription_items": stripe_list(list(items)),
+        "/v1/charges": stripe_list(list(charges)),
     }
+    for obj in [*coupons, *prices]:
+        path = f"/v1/{'coupons' if obj['object'] == 'coupon' else 'prices'}/{obj['id']}"
+        routes[path] = lambda query, obj=obj: ok(obj)
+    return routes
 
 
 # --- Lemon Squeezy: JSON:API, `page[number]` + `page[size]`, meta.page.lastPage -------------------
@@ -177,7 +235,8 @@ def polar_routes(
     min_date: str,
     monthly: list[dict],
     daily: list[dict],
-    customers: list[dict],
+    subscriptions: list[dict] = (),
+    orders: list[dict] = (),
     refunds: list[dict] = (),
 ) -> dict[str, Route]:
     def metrics(query: Query) -> Answer:
@@ -202,7 +261,8 @@ def polar_routes(
     return {
         "/v1/metrics/limits": lambda query: ok(limits),
         "/v1/metrics/": metrics,
-        "/v1/customers/": polar_list(customers),
+        "/v1/subscriptions/": polar_list(list(subscriptions)),
+        "/v1/orders/": polar_list(list(orders)),
         "/v1/refunds/": polar_list(list(refunds)),
     }
 
@@ -229,3 +289,42 @@ def rows(startup) -> list[tuple[str, int, int, int]]:
         (f"{row.month:%Y-%m}", row.gross, row.refunds, row.net)
         for row in MonthlyRevenue.objects.filter(verification__startup=startup)
     ]
+
+
+# --- Paddle Billing: `after=<last id>` + `per_page`, meta.pagination.has_more ------------------
+
+
+def paddle_list(entities: list[dict], **filters: str) -> Route:
+    def answer(query: Query) -> Answer:
+        chosen = entities
+        for name, field in filters.items():
+            if wanted := _first(query, name):
+                chosen = [e for e in chosen if e.get(field) in wanted.split(",")]
+        per_page = int(_first(query, "per_page", "50"))
+        start = 0
+        if after := _first(query, "after"):
+            start = next(i for i, e in enumerate(chosen) if e["id"] == after) + 1
+        page = chosen[start : start + per_page]
+        has_more = start + per_page < len(chosen)
+        next_url = f"https://api.paddle.com/x?after={page[-1]['id']}" if page else None
+        pagination = {"per_page": per_page, "next": next_url, "has_more": has_more}
+        return ok({"data": page, "meta": {"request_id": "req", "pagination": pagination}})
+
+    return answer
+
+
+def paddle_routes(
+    *,
+    subscriptions: list[dict] = (),
+    transactions: list[dict] = (),
+    adjustments: list[dict] = (),
+    discounts: list[dict] = (),
+) -> dict[str, Route]:
+    routes = {
+        "/subscriptions": paddle_list(list(subscriptions)),
+        "/transactions": paddle_list(list(transactions), status="status"),
+        "/adjustments": paddle_list(list(adjustments), action="action"),
+    }
+    for discount in discounts:
+        routes[f"/discounts/{discount['id']}"] = lambda query, d=discount: ok({"data": d})
+    return routes

@@ -36,6 +36,12 @@ class ProviderConnection(models.Model):
     last_error = models.TextField(null=True, blank=True)
     # The exchange rates the last good sync used: {"EUR": {"rate": "1.08", "date": "2026-11-01"}}.
     fx_rates = models.JSONField(default=dict, blank=True)
+    # One sync per connection at a time, across processes: whoever holds an unexpired lease.
+    lease_owner = models.CharField(max_length=64, null=True, blank=True)
+    lease_until = models.DateTimeField(null=True, blank=True)
+    # When the fetch behind the stored figures (or the last recorded failure) started: a sync
+    # whose fetch started earlier never overwrites them.
+    fetch_started_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

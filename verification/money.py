@@ -74,6 +74,21 @@ def exchange_rate(currency: str) -> Rate:
     return Rate(usd_per_unit=Decimal(str(table[code])), date=day)
 
 
+def major_to_minor(text: str | int | float | Decimal, currency: str) -> Decimal:
+    """A formatted amount in major units ("49.50", "1,400", "$1,400.00") to minor units of
+    `currency` (4950 cents; 1400 yen). Commas are thousands separators, the dot the decimal mark,
+    as the providers format them; a value that is not such a number raises ValueError."""
+    cleaned = str(text).strip().replace(",", "").replace("\u00a0", "").replace(" ", "")
+    cleaned = cleaned.lstrip("$€£¥₹")
+    try:
+        amount = Decimal(cleaned)
+    except ArithmeticError:
+        raise ValueError(f"not an amount: {str(text)[:40]!r}") from None
+    if not amount.is_finite():
+        raise ValueError(f"not an amount: {str(text)[:40]!r}")
+    return amount.scaleb(minor_unit_exponent(currency))
+
+
 def money_add(money: Money, currency: str, minor: Decimal | int) -> None:
     code = currency.upper()
     money[code] = money.get(code, Decimal(0)) + Decimal(minor)

@@ -1,11 +1,19 @@
 """Writes of verified revenue: connect a provider, sync its figures, rotate stored keys."""
 
+import ipaddress
 import logging
+import time
+import uuid
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
+from urllib.parse import urlsplit
 
+from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.core.validators import URLValidator
-from django.db import transaction
+from django.db import DatabaseError, transaction
+from django.db.models import Q
+from django.utils import timezone
 
 from openstartup import readcache
 from startups.models import MonthlyRevenue, Startup, Verification
@@ -14,7 +22,7 @@ from verification.http import KeyRejected, ProviderError, ProviderHttp
 from verification.models import ProviderConnection
 from verification.money import MissingExchangeRate, rates_used, to_whole_usd
 from verification.providers import provider_named
-from verification.providers.base import ProviderFigures
+from verification.providers.base import Provider, ProviderFigures, TestModeData
 
 logger = logging.getLogger(__name__)
 
@@ -66,16 +74,74 @@ def figures_in_usd(figures: ProviderFigures) -> FiguresInUsd:
     )
 
 
+class ConnectionRefused(ValueError):
+    """A connection we will not make; the message is written for the founder and safe to show."""
+
+
+class SyncInProgress(Exception):
+    """Another process holds this connection's sync lease; this sync did nothing."""
+
+
+LOOPBACK_HOSTS = {"localhost", "127.0.0.1", "::1"}
+
+
+def _is_loopback(host: str) -> bool:
+    if host in LOOPBACK_HOSTS:
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def provider_api_base_check(provider: Provider, api_base: str) -> str:
+    """The API host override, refused unless https (plain http only to a loopback host outside
+    production: the tests' fake providers) and unless it is the provider's sandbox."""
+    try:
+        URLValidator(schemes=["http", "https"])(api_base)
+    except ValidationError:
+        raise ConnectionRefused(
+            f"--api-base must be an https URL, not {api_base[:100]!r}"
+        ) from None
+    url = urlsplit(api_base)
+    host = (url.hostname or "").lower()
+    if url.scheme != "https" and (settings.PRODUCTION or not _is_loopback(host)):
+        raise ConnectionRefused(
+            "the provider's API address must use https (plain http is only allowed to this "
+            "machine, outside production)"
+        )
+    if host in provider.sandbox_hosts:
+        raise ConnectionRefused(
+            f"{host} is {provider.title}'s sandbox: sandbox data is not real revenue and is never "
+            f"verified. Connect your live {provider.title} account instead."
+        )
+    return api_base
+
+
 def provider_connection_connect(
     *, startup: Startup, provider: str, raw_key: str, api_base: str | None = None
 ) -> ProviderConnection:
-    """Connect (or reconnect) the startup's one provider; the key is stored encrypted."""
-    provider_named(provider)  # refuse unknown providers before storing anything
+    """Connect (or reconnect) the startup's one provider; the key is stored encrypted.
+
+    Raises ConnectionRefused (a ValueError with a founder-readable message) for an unknown
+    provider, an empty key, a test-mode or sandbox key or account, or an unsafe API address.
+    """
+    try:
+        connector = provider_named(provider)
+    except ValueError as exc:
+        raise ConnectionRefused(str(exc)) from None
     raw_key = raw_key.strip()
     if not raw_key:
-        raise ValueError("the provider key is empty")
+        raise ConnectionRefused("the provider key is empty")
     if api_base:
-        URLValidator(schemes=["http", "https"])(api_base)
+        provider_api_base_check(connector, api_base)
+    if raw_key.startswith(connector.test_key_prefixes):
+        raise ConnectionRefused(
+            f"this is a {connector.title} test-mode key: test data is not real revenue and is "
+            f"never verified. Create a key in live mode ({connector.key_hint})."
+        )
+    if connector.probe is not None:
+        _probe_live_mode(connector, raw_key=raw_key, api_base=api_base)
     connection, _ = ProviderConnection.objects.update_or_create(
         startup=startup,
         defaults={
@@ -90,12 +156,62 @@ def provider_connection_connect(
     return connection
 
 
+def _probe_live_mode(connector: Provider, *, raw_key: str, api_base: str | None) -> None:
+    """Ask the provider for a sample of the account's data and refuse test-mode data; for
+    providers whose keys do not say whether they are test keys (Lemon Squeezy)."""
+    try:
+        with ProviderHttp(
+            base_url=api_base or connector.default_api_base,
+            headers=connector.auth_headers(raw_key),
+            secret=raw_key,
+            deadline=time.monotonic() + settings.PROVIDER_HTTP_CALL_DEADLINE_SECONDS,
+        ) as http:
+            connector.probe(http=http)
+    except TestModeData as exc:
+        raise ConnectionRefused(str(exc)) from None
+    except KeyRejected:
+        raise ConnectionRefused(
+            f"{connector.title} refused this key: check that it was copied whole and not revoked"
+        ) from None
+    except ProviderError as exc:
+        raise ConnectionRefused(
+            f"could not check the key with {connector.title} ({exc}); try again in a minute"
+        ) from None
+
+
 def revenue_sync(*, connection: ProviderConnection, now: datetime) -> ProviderConnection:
     """Fetch the provider's data and replace the startup's verified figures in one transaction.
 
-    Never raises for a provider problem: the connection's status and last_error say what went
-    wrong and the last good figures stay as they are (never zeroed).
+    Never raises for a provider problem: the connection's status (`error`, or `key_revoked` for a
+    refused key) and last_error say what went wrong and the last good figures stay as they are
+    (never zeroed). Raises SyncInProgress when another process is syncing this connection (a
+    lease in the database); a sync whose fetch started before the stored figures' fetch never
+    overwrites them.
     """
+    owner = uuid.uuid4().hex
+    started = timezone.now()
+    if not _lease_take(connection, owner=owner, at=started):
+        raise SyncInProgress(f"{connection.startup.slug}: another sync is running; skipped")
+    try:
+        return _sync_leased(connection, now=now, started=started)
+    finally:
+        ProviderConnection.objects.filter(pk=connection.pk, lease_owner=owner).update(
+            lease_owner=None, lease_until=None
+        )
+
+
+def _lease_take(connection: ProviderConnection, *, owner: str, at: datetime) -> bool:
+    until = at + timedelta(seconds=settings.PROVIDER_SYNC_LEASE_SECONDS)
+    free = Q(lease_until__isnull=True) | Q(lease_until__lte=at)
+    taken = ProviderConnection.objects.filter(free, pk=connection.pk).update(
+        lease_owner=owner, lease_until=until
+    )
+    return taken == 1
+
+
+def _sync_leased(
+    connection: ProviderConnection, *, now: datetime, started: datetime
+) -> ProviderConnection:
     provider = provider_named(connection.provider)
     slug = connection.startup.slug
     secret = ""
@@ -105,24 +221,39 @@ def revenue_sync(*, connection: ProviderConnection, now: datetime) -> ProviderCo
             base_url=connection.api_base or provider.default_api_base,
             headers=provider.auth_headers(secret),
             secret=secret,
+            deadline=time.monotonic() + settings.PROVIDER_SYNC_DEADLINE_SECONDS,
         ) as http:
             raw = provider.fetch(http=http, now=now)
         figures = figures_in_usd(provider.compute(raw=raw, now=now))
+        _check_figures(figures)
+        written = _write_figures(
+            connection, provider_name=provider.name, figures=figures, now=now, started=started
+        )
     except KeyRejected as exc:
-        return _sync_failed(connection, now=now, status=Status.KEY_REVOKED, error=str(exc))
-    except ProviderError as exc:
-        status = Status.STALE if exc.transient else Status.ERROR
-        return _sync_failed(connection, now=now, status=status, error=str(exc))
-    except (MissingExchangeRate, crypto.UnreadableKey) as exc:
-        return _sync_failed(connection, now=now, status=Status.ERROR, error=str(exc))
+        return _sync_failed(
+            connection, now=now, started=started, status=Status.KEY_REVOKED, error=str(exc)
+        )
+    except (ProviderError, MissingExchangeRate, crypto.UnreadableKey) as exc:
+        return _sync_failed(
+            connection, now=now, started=started, status=Status.ERROR, error=str(exc)
+        )
+    except DatabaseError as exc:
+        logger.exception("storing the figures of %s failed", slug)
+        error = f"the figures could not be stored ({type(exc).__name__}); nothing was changed"
+        return _sync_failed(connection, now=now, started=started, status=Status.ERROR, error=error)
     except Exception as exc:
         # Unexpected data from the provider (a missing field, a new enum value): say which.
         logger.exception("sync of %s failed unexpectedly", slug)
-        error = f"unexpected {type(exc).__name__}: {exc}"
+        error = f"the provider sent data we could not read: {type(exc).__name__}: {exc}"
         if secret:
             error = error.replace(secret, "***")
-        return _sync_failed(connection, now=now, status=Status.ERROR, error=error[:500])
-    _write_figures(connection, provider_name=provider.name, figures=figures, now=now)
+        return _sync_failed(
+            connection, now=now, started=started, status=Status.ERROR, error=error[:500]
+        )
+    connection.refresh_from_db()
+    if not written:
+        logger.info("sync of %s finished after a newer one; its older figures were dropped", slug)
+        return connection
     logger.info(
         "synced %s from %s: mrr=%s total=%s months=%s",
         slug,
@@ -134,12 +265,56 @@ def revenue_sync(*, connection: ProviderConnection, now: datetime) -> ProviderCo
     return connection
 
 
+# A century of months: more than that is broken data (dates are also checked when read).
+MAX_MONTHS = 1200
+
+
+def _check_figures(figures: FiguresInUsd) -> None:
+    """The last gate before writing: no negative money, no absurd history."""
+    if len(figures.monthly) > MAX_MONTHS:
+        raise ProviderError(
+            f"the provider's data spans {len(figures.monthly)} months; nothing was written"
+        )
+    negative = [
+        name
+        for name, value in (("MRR", figures.mrr), ("customers", figures.customers))
+        if value is not None and value < 0
+    ]
+    negative += [
+        f"{row.month:%Y-%m}" for row in figures.monthly if row.gross < 0 or row.refunds < 0
+    ]
+    if negative:
+        raise ProviderError(
+            f"the provider sent negative amounts ({', '.join(negative[:3])}); nothing was written"
+        )
+
+
 @transaction.atomic
 def _write_figures(
-    connection: ProviderConnection, *, provider_name: str, figures: FiguresInUsd, now: datetime
-) -> None:
-    # Serialise concurrent syncs of one startup (a manual run during the hourly loop).
-    ProviderConnection.objects.select_for_update().filter(pk=connection.pk).first()
+    connection: ProviderConnection,
+    *,
+    provider_name: str,
+    figures: FiguresInUsd,
+    now: datetime,
+    started: datetime,
+) -> bool:
+    """Store the figures unless a sync whose fetch started later already stored its own.
+
+    The conditional UPDATE comes first: it locks the connection row, so of two concurrent
+    writers the one with the older fetch finds the newer start time and writes nothing.
+    """
+    newer_or_same = Q(fetch_started_at__isnull=True) | Q(fetch_started_at__lte=started)
+    claimed = ProviderConnection.objects.filter(newer_or_same, pk=connection.pk).update(
+        fetch_started_at=started,
+        status=Status.OK,
+        last_synced_at=now,
+        last_attempt_at=now,
+        last_error=None,
+        fx_rates=figures.fx_rates,
+        updated_at=timezone.now(),
+    )
+    if not claimed:
+        return False
     startup = connection.startup
     verification, _ = Verification.objects.update_or_create(
         startup=startup,
@@ -165,32 +340,20 @@ def _write_figures(
     Startup.objects.filter(pk=startup.pk).update(
         mrr=figures.mrr, arr=figures.arr, currency="USD", updated_at=now
     )
-    connection.status = Status.OK
-    connection.last_synced_at = now
-    connection.last_attempt_at = now
-    connection.last_error = None
-    connection.fx_rates = figures.fx_rates
-    connection.save(
-        update_fields=[
-            "status",
-            "last_synced_at",
-            "last_attempt_at",
-            "last_error",
-            "fx_rates",
-            "updated_at",
-        ]
-    )
     readcache.bump("data")  # bulk writes and update() send no model signals
+    return True
 
 
 def _sync_failed(
-    connection: ProviderConnection, *, now: datetime, status: str, error: str
+    connection: ProviderConnection, *, now: datetime, started: datetime, status: str, error: str
 ) -> ProviderConnection:
+    """Record the failure, unless a sync whose fetch started later has already succeeded."""
     logger.warning("sync of %s failed (%s): %s", connection.startup.slug, status, error)
-    connection.status = status
-    connection.last_attempt_at = now
-    connection.last_error = error
-    connection.save(update_fields=["status", "last_attempt_at", "last_error", "updated_at"])
+    newer_or_same = Q(fetch_started_at__isnull=True) | Q(fetch_started_at__lte=started)
+    ProviderConnection.objects.filter(newer_or_same, pk=connection.pk).update(
+        status=status, last_attempt_at=now, last_error=error, updated_at=timezone.now()
+    )
+    connection.refresh_from_db()
     return connection
 
 

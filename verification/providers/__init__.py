@@ -1,10 +1,11 @@
 """The connectors, by the name operators type in `connect_provider`."""
 
-from verification.providers import gumroad, lemonsqueezy, polar, stripe
+from verification.providers import gumroad, lemonsqueezy, paddle, polar, stripe
 from verification.providers.base import Provider
 
 PROVIDERS: dict[str, Provider] = {
-    module.PROVIDER.name: module.PROVIDER for module in (stripe, lemonsqueezy, polar, gumroad)
+    module.PROVIDER.name: module.PROVIDER
+    for module in (stripe, lemonsqueezy, polar, gumroad, paddle)
 }
 
 

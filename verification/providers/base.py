@@ -11,6 +11,7 @@ from decimal import Decimal
 from typing import Any
 
 from openstartup.formats import month_start
+from verification.http import ProviderError
 from verification.money import Money, money_add
 
 LAST_DAYS = 30
@@ -39,6 +40,12 @@ class ProviderFigures:
     customers: int
 
 
+class TestModeData(ProviderError):
+    """Test-mode or sandbox data: never real revenue, never verified."""
+
+    __test__ = False  # not a pytest test class
+
+
 @dataclass(frozen=True)
 class Provider:
     name: str
@@ -46,6 +53,58 @@ class Provider:
     auth_headers: Callable[[str], dict[str, str]]
     fetch: Callable[..., Any]
     compute: Callable[..., ProviderFigures]
+    # How founders and the docs name it, and which key to create (shown at connect time).
+    title: str = ""
+    key_hint: str = ""
+    # False where the provider cannot issue a read-only key: connect instructions say so.
+    read_only_key: bool = True
+    # Keys that are test-mode keys by their prefix, and the provider's sandbox hosts: refused.
+    test_key_prefixes: tuple[str, ...] = ()
+    sandbox_hosts: tuple[str, ...] = ()
+    # probe(http=...) looks at a sample of the account's data at connect time and raises
+    # TestModeData for test-mode data; for providers whose keys do not tell.
+    probe: Callable[..., None] | None = None
+
+
+@dataclass(frozen=True)
+class Tier:
+    """One tier of a tiered price: up to `up_to` units (None: no limit), `unit` per unit and a
+    `flat` amount, in minor units."""
+
+    up_to: int | None
+    unit: Decimal
+    flat: Decimal
+
+
+def tiered_amount(mode: str, tiers: list[Tier], quantity: int) -> Decimal:
+    """What a tiered price bills for `quantity`, per billing interval (Stripe and Lemon Squeezy).
+
+    volume: the whole quantity at the tier it falls in (that tier's flat + unit x quantity).
+    graduated: each tier's slice of the quantity at that tier's unit amount, plus the flat amount
+    of every tier the quantity reaches.
+    """
+    if quantity <= 0:
+        return Decimal(0)
+    if mode == "volume":
+        for tier in tiers:
+            if tier.up_to is None or quantity <= tier.up_to:
+                return tier.flat + tier.unit * quantity
+        return Decimal(0)
+    amount, below = Decimal(0), 0
+    for tier in tiers:
+        top = quantity if tier.up_to is None else min(quantity, tier.up_to)
+        if top <= below:
+            break
+        amount += tier.unit * (top - below) + tier.flat
+        below = top
+    return amount
+
+
+def refuse_test_mode(provider: str, what: str) -> None:
+    raise TestModeData(
+        f"{provider} sent test-mode data ({what}): test data is not real revenue and is never "
+        "verified. Connect a live-mode key."
+    )
 
 
 def bearer_headers(key: str) -> dict[str, str]:
@@ -56,14 +115,44 @@ def next_month(month: date) -> date:
     return date(month.year + (month.month == 12), month.month % 12 + 1, 1)
 
 
+# No payment provider has data before this; an earlier date is broken data, never history.
+EARLIEST = datetime(2000, 1, 1, tzinfo=UTC)
+LATEST = datetime(2100, 1, 1, tzinfo=UTC)
+
+
 def parse_timestamp(value: str | int | float) -> datetime:
-    """Unix seconds or ISO 8601 (with Z or an offset) to an aware UTC datetime."""
-    if isinstance(value, int | float):
-        return datetime.fromtimestamp(value, tz=UTC)
-    moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return moment.astimezone(UTC)
+    """Unix seconds or ISO 8601 (with Z or an offset) to an aware UTC datetime, refusing dates
+    before 2000 or after 2100 (a year-1 timestamp would otherwise make thousands of months)."""
+    try:
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            moment = datetime.fromtimestamp(value, tz=UTC)
+        else:
+            moment = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+            if moment.tzinfo is None:
+                moment = moment.replace(tzinfo=UTC)
+            moment = moment.astimezone(UTC)
+    except (ValueError, OverflowError, OSError):
+        raise ProviderError(f"the provider sent an unreadable date {str(value)[:40]!r}") from None
+    if not EARLIEST <= moment < LATEST:
+        raise ProviderError(
+            f"the provider sent an impossible date {str(value)[:40]!r} "
+            f"({moment:%Y-%m-%d}); nothing was written"
+        )
+    return moment
+
+
+def checked_amount(value: object, what: str) -> Decimal:
+    """A non-negative amount in minor units; anything else stops the sync before any write."""
+    try:
+        amount = Decimal(str(value))
+    except ArithmeticError:
+        raise ProviderError(f"the provider sent an unreadable {what} {str(value)[:40]!r}") from None
+    if not amount.is_finite() or amount < 0:
+        raise ProviderError(
+            f"the provider sent a negative or invalid {what} ({str(value)[:40]}); "
+            "nothing was written"
+        )
+    return amount
 
 
 class Ledger:
@@ -76,6 +165,7 @@ class Ledger:
         self.last_30_days: Money = {}
 
     def sale(self, *, at: datetime, currency: str, minor: int | Decimal) -> None:
+        minor = checked_amount(minor, "sale amount")
         if at > self.now:
             return
         money_add(self._month(at).gross, currency, minor)
@@ -84,6 +174,7 @@ class Ledger:
 
     def refund(self, *, at: datetime, currency: str, minor: int | Decimal) -> None:
         """A refund counts in the month it happened, whatever month the sale was in."""
+        minor = checked_amount(minor, "refund amount")
         if at > self.now:
             return
         money_add(self._month(at).refunds, currency, minor)

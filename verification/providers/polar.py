@@ -1,9 +1,11 @@
 """Polar: revenue and MRR from its metrics endpoint (US cents); refunds and customers from lists.
 
 API: https://api.polar.sh, `Authorization: Bearer <organization access token>` with the
-`metrics:read`, `refunds:read` and `customers:read` scopes. `GET /v1/metrics/limits` gives the
-earliest date and the longest window per interval; `GET /v1/metrics/` returns `periods`. Lists
-(`/v1/refunds/`, `/v1/customers/`) page with `page` and `limit=100` up to `pagination.max_page`.
+`metrics:read`, `refunds:read`, `subscriptions:read` and `orders:read` scopes.
+`GET /v1/metrics/limits` gives the earliest date and the longest window per interval;
+`GET /v1/metrics/` returns `periods`. Lists (`/v1/refunds/`, `/v1/subscriptions/`, `/v1/orders/`)
+page with `page` and `limit=100` up to `pagination.max_page`. The sandbox
+(sandbox-api.polar.sh) is refused: its data is not real revenue.
 """
 
 from collections.abc import Iterator
@@ -12,7 +14,7 @@ from decimal import Decimal
 from typing import Any
 
 from openstartup.formats import month_start
-from verification.http import ProviderHttp
+from verification.http import Pages, ProviderHttp
 from verification.money import money_add
 from verification.providers.base import (
     LAST_DAYS,
@@ -20,6 +22,7 @@ from verification.providers.base import (
     Provider,
     ProviderFigures,
     bearer_headers,
+    checked_amount,
     parse_timestamp,
 )
 
@@ -61,19 +64,41 @@ def fetch(*, http: ProviderHttp, now: datetime) -> dict:
         "monthly": monthly["periods"],
         "daily": daily["periods"],
         "refunds": list(list_all(http, "/v1/refunds/", {"succeeded": "true"})),
-        "customers": list(list_all(http, "/v1/customers/", {})),
+        "subscriptions": list(list_all(http, "/v1/subscriptions/", {})),
+        "orders": list(list_all(http, "/v1/orders/", {})),
     }
 
 
 def list_all(http: ProviderHttp, path: str, params: dict[str, Any]) -> Iterator[dict]:
     """Every item of a Polar list, page after page up to `pagination.max_page`."""
-    number = 1
+    number, pages = 1, Pages(http, path)
     while True:
         page = http.get(path, params={**params, "page": number, "limit": PAGE})
         yield from page.get("items") or []
         if number >= int((page.get("pagination") or {}).get("max_page") or 1):
             return
         number += 1
+        pages.advance(number)
+
+
+def paying_customers(raw: dict, now: datetime) -> int:
+    """Customers with a live subscription on a paid plan (metered counts) or a paid order above
+    zero (a later refund does not undo it)."""
+    paying = set()
+    for subscription in raw["subscriptions"]:
+        if subscription.get("status") not in ("active", "past_due"):
+            continue
+        metered = any(
+            price.get("amount_type") == "metered_unit" for price in subscription.get("prices") or []
+        )
+        if metered or (subscription.get("amount") or 0) > 0:
+            paying.add(subscription.get("customer_id"))
+    for order in raw["orders"]:
+        paid = order.get("paid", order.get("status") in ("paid", "refunded", "partially_refunded"))
+        if paid and (order.get("total_amount") or order.get("amount") or 0) > 0:
+            paying.add(order.get("customer_id"))
+    paying.discard(None)
+    return len(paying)
 
 
 def compute(*, raw: dict, now: datetime) -> ProviderFigures:
@@ -83,10 +108,10 @@ def compute(*, raw: dict, now: datetime) -> ProviderFigures:
         if not monthly and not period.get("revenue"):
             continue  # history starts at the first month with revenue
         figures = monthly.setdefault(month, MonthFigures())
-        money_add(figures.gross, CURRENCY, period.get("revenue") or 0)
+        money_add(figures.gross, CURRENCY, checked_amount(period.get("revenue") or 0, "revenue"))
     last_30_days: dict[str, Decimal] = {}
     for period in raw["daily"]:
-        money_add(last_30_days, CURRENCY, period.get("revenue") or 0)
+        money_add(last_30_days, CURRENCY, checked_amount(period.get("revenue") or 0, "revenue"))
     # The daily window: the 30 UTC days ending today, as asked of the metrics endpoint.
     window_start = datetime.combine(now.date() - timedelta(days=LAST_DAYS - 1), time(), UTC)
     for refund in raw["refunds"]:
@@ -97,18 +122,25 @@ def compute(*, raw: dict, now: datetime) -> ProviderFigures:
             continue
         currency = refund.get("currency") or CURRENCY
         # A refund counts in the month it happened, not the month of the order.
-        money_add(
-            monthly.setdefault(month_start(at), MonthFigures()).refunds, currency, refund["amount"]
-        )
+        amount = checked_amount(refund["amount"], "refund amount")
+        money_add(monthly.setdefault(month_start(at), MonthFigures()).refunds, currency, amount)
         if at >= window_start:
-            money_add(last_30_days, currency, -Decimal(refund["amount"]))
+            money_add(last_30_days, currency, -amount)
     latest = raw["monthly"][-1] if raw["monthly"] else {}
-    mrr = {CURRENCY: Decimal(latest.get("monthly_recurring_revenue") or 0)}
+    # Committed MRR leaves out subscriptions set to cancel at the end of their period (scheduled
+    # to end: no longer recurring); older answers without it fall back to plain MRR.
+    committed = latest.get("committed_monthly_recurring_revenue")
+    if committed is None:
+        committed = latest.get("monthly_recurring_revenue")
+    mrr = {CURRENCY: checked_amount(committed or 0, "MRR")}
+    for period in raw["monthly"]:
+        parse_timestamp(period["timestamp"])  # every date checked, not only the used ones
     return ProviderFigures(
-        mrr=mrr,
+        # No subscription of any status: no subscription data, MRR unknown (null).
+        mrr=mrr if raw["subscriptions"] else None,
         monthly=monthly,
         last_30_days=last_30_days,
-        customers=len({customer["id"] for customer in raw["customers"]}),
+        customers=paying_customers(raw, now),
     )
 
 
@@ -118,4 +150,7 @@ PROVIDER = Provider(
     auth_headers=bearer_headers,
     fetch=fetch,
     compute=compute,
+    title="Polar",
+    key_hint="Polar organization access token (read scopes only)",
+    sandbox_hosts=("sandbox-api.polar.sh",),
 )

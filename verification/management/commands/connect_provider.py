@@ -1,17 +1,18 @@
 import sys
 
-from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from startups.models import Startup
 from verification.providers import PROVIDERS
-from verification.services import provider_connection_connect
+from verification.services import ConnectionRefused, provider_connection_connect
 
 
 class Command(BaseCommand):
     help = (
-        "Connect a startup to its payment provider. The read-only key is read from standard "
-        "input (never from the command line, where it would land in shell history and ps)."
+        "Connect a startup to its payment provider. The key (read-only where the provider offers "
+        "one; Lemon Squeezy keys always have full access) is read from standard input (never "
+        "from the command line, where it would land in shell history and ps). Test-mode keys, "
+        "test-mode data and sandbox hosts are refused."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -26,7 +27,8 @@ class Command(BaseCommand):
         if sys.stdin.isatty():
             import getpass
 
-            raw_key = getpass.getpass(f"Read-only {provider} key for {slug}: ")
+            connector = PROVIDERS[provider]
+            raw_key = getpass.getpass(f"{connector.key_hint} for {slug}: ")
         else:
             raw_key = sys.stdin.readline()
         if not raw_key.strip():
@@ -35,8 +37,13 @@ class Command(BaseCommand):
             connection = provider_connection_connect(
                 startup=startup, provider=provider, raw_key=raw_key, api_base=api_base
             )
-        except ValidationError:
-            raise CommandError(f"--api-base must be an http(s) URL, not {api_base!r}") from None
+        except ConnectionRefused as exc:
+            raise CommandError(f"not connected: {exc}") from None
+        if not PROVIDERS[provider].read_only_key:
+            self.stdout.write(
+                f"Note: {PROVIDERS[provider].title} cannot issue a read-only key; this key has "
+                "full access to the account. We only read with it and store it encrypted."
+            )
         self.stdout.write(
             f"Connected {slug} to {connection.provider}. Run `manage.py sync_revenue --slug "
             f"{slug}` to import its figures."

@@ -9,7 +9,7 @@ from tqdm import tqdm
 from verification.models import ProviderConnection
 from verification.providers import PROVIDERS
 from verification.selectors import connections_to_sync
-from verification.services import revenue_sync
+from verification.services import SyncInProgress, revenue_sync
 
 logger = logging.getLogger("verification.sync")
 
@@ -64,10 +64,15 @@ class Command(BaseCommand):
             )
             return 0
         show_bar = slug is None and sys.stderr.isatty()
-        failed = 0
+        failed = skipped = 0
         for connection in tqdm(connections, desc="sync", unit="startup", disable=not show_bar):
             try:
                 connection = revenue_sync(connection=connection, now=timezone.now())
+            except SyncInProgress as exc:
+                # Another process (the hourly loop, another instance) is syncing it right now.
+                self.stdout.write(str(exc))
+                skipped += 1
+                continue
             except Exception:
                 # A database hiccup on one startup must not stop the others.
                 logger.exception("sync of %s crashed", connection.startup.slug)
@@ -82,5 +87,8 @@ class Command(BaseCommand):
                 tqdm.write(line, file=sys.stdout)
             else:
                 self.stdout.write(line)
-        self.stdout.write(f"Synced {len(connections) - failed} of {len(connections)} startup(s).")
+        self.stdout.write(
+            f"Synced {len(connections) - failed - skipped} of {len(connections)} startup(s)"
+            + (f", {skipped} skipped (already being synced)." if skipped else ".")
+        )
         return failed

@@ -1,0 +1,64 @@
+"""Official Python client of the OpenStartup startup revenue data API.
+
+import openstartup
+
+client = openstartup.Client(base_url="https://openstartup.example", api_key="osk_...")
+for startup in client.startups.list(sort="mrr-desc", max_items=10):
+    print(startup["name"], startup["revenue"]["mrr"])
+"""
+
+from openstartup.client import Client, ExportIterator, StartupIterator
+from openstartup.errors import (
+    APIConnectionError,
+    AuthenticationError,
+    BadRequestError,
+    NotFoundError,
+    OpenStartupError,
+    PermissionDeniedError,
+    RateLimitError,
+    ServerError,
+)
+from openstartup.models import (
+    Attestation,
+    DetailRevenue,
+    Founder,
+    HistoryPoint,
+    ListRevenue,
+    MonthlyRevenue,
+    PageMeta,
+    Quota,
+    Social,
+    Startup,
+    StartupDetail,
+    StartupPage,
+    Verification,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "APIConnectionError",
+    "Attestation",
+    "AuthenticationError",
+    "BadRequestError",
+    "Client",
+    "DetailRevenue",
+    "ExportIterator",
+    "Founder",
+    "HistoryPoint",
+    "ListRevenue",
+    "MonthlyRevenue",
+    "NotFoundError",
+    "OpenStartupError",
+    "PageMeta",
+    "PermissionDeniedError",
+    "Quota",
+    "RateLimitError",
+    "ServerError",
+    "Social",
+    "Startup",
+    "StartupDetail",
+    "StartupIterator",
+    "StartupPage",
+    "Verification",
+]

@@ -1,0 +1,195 @@
+"""The per-request database deadline: a request that cannot be served in time answers 503.
+
+Every request gets `DB_REQUEST_DEADLINE_SECONDS` (from its start) for its database work on
+PostgreSQL. Three things enforce it:
+
+- PostgreSQL's own `statement_timeout` (the same number of seconds), set once on each
+  connection a web request opens: a slow query is cancelled by the server, cleanly.
+- A watchdog thread: when a request is still waiting on the database at its deadline (a server
+  that accepts and never answers, a network that drops every packet, a round trip that takes
+  seconds), it shuts the connection's socket down. The blocked call returns at once with an
+  error, the request answers `503 service_unavailable` ("slow"), and Django discards the
+  connection. Work the request does outside the database is never interrupted.
+- Once the deadline has passed, a further query of that request fails at once.
+
+The deadline covers Django's whole middleware stack (`DatabaseDeadlineMiddleware`, first in
+MIDDLEWARE) and ends with it, however the request ends.
+
+Connecting is bounded by `DB_CONNECT_TIMEOUT` and, in a request, by what is left of the deadline
+(openstartup/postgresql: libpq counts whole seconds, at least 2), so a request answers within
+the deadline plus a moment (at most 2 s more when a reconnect starts just before it).
+Management commands and the refresh worker are not web requests: no deadline.
+"""
+
+import os
+import socket
+import threading
+import time
+from collections.abc import Callable
+from contextvars import ContextVar
+from typing import Any
+
+from django.conf import settings
+from django.db import DEFAULT_DB_ALIAS, OperationalError, connections
+from django.db.backends.signals import connection_created
+from django.dispatch import receiver
+from django.http import HttpRequest, HttpResponse
+
+
+class DeadlineExceeded(OperationalError):
+    """The request's database deadline passed before this query could run."""
+
+
+class _Watch:
+    """One request's deadline and whether it is waiting on the database right now."""
+
+    __slots__ = ("expires", "wrapper", "waiting", "expired")
+
+    def __init__(self, expires: float, wrapper: Any):
+        self.expires = expires
+        self.wrapper = wrapper
+        # Until the first query returns the request may be connecting or running Django's
+        # connection health check (`SELECT 1`), both outside the execute wrappers.
+        self.waiting = True
+        self.expired = False
+
+    def fire(self) -> None:
+        self.expired = True
+        if not self.waiting:
+            return  # the next query fails at once instead
+        raw = getattr(self.wrapper, "connection", None)
+        try:
+            fd = raw.fileno() if raw is not None and not raw.closed else -1
+        except Exception:  # closed or half-open meanwhile: nothing to cut
+            return
+        if fd < 0:
+            return
+        try:
+            # A duplicate of the descriptor: shutdown() acts on the connection they share,
+            # waking the blocked call, and closing the duplicate leaves psycopg's own alone.
+            with socket.socket(fileno=os.dup(fd)) as sock:
+                sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+
+class _Watchdog:
+    """One daemon thread per process that fires the watches whose deadline has passed."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._watches: set[_Watch] = set()
+        self._pid: int | None = None
+
+    def arm(self, watch: _Watch) -> None:
+        with self._cond:
+            if self._pid != os.getpid():  # first use in this (possibly forked) process
+                self._pid = os.getpid()
+                self._watches = set()
+                threading.Thread(target=self._run, name="db-deadline", daemon=True).start()
+            self._watches.add(watch)
+            self._cond.notify()
+
+    def disarm(self, watch: _Watch) -> None:
+        with self._cond:
+            self._watches.discard(watch)
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                now = time.monotonic()
+                due = [watch for watch in self._watches if watch.expires <= now]
+                self._watches.difference_update(due)
+                if not due:
+                    soonest = min((watch.expires for watch in self._watches), default=None)
+                    self._cond.wait(None if soonest is None else soonest - now)
+                    continue
+            for watch in due:
+                watch.fire()
+
+
+_watchdog = _Watchdog()
+_current: ContextVar[_Watch | None] = ContextVar("db_deadline", default=None)
+
+
+def seconds() -> int:
+    return settings.DB_REQUEST_DEADLINE_SECONDS
+
+
+# /readyz answers sooner than a request may take: a probe must not outlive its own timeout.
+READYZ_DEADLINE_SECONDS = 2
+
+
+def shorten(limit: float) -> None:
+    """Bring the current request's deadline forward to at most `limit` seconds from now."""
+    watch = _current.get()
+    if watch is not None:
+        with _watchdog._cond:
+            watch.expires = min(watch.expires, time.monotonic() + limit)
+            _watchdog._cond.notify()
+
+
+def remaining() -> float | None:
+    """Seconds left before the current request's database deadline; None outside a request."""
+    watch = _current.get()
+    if watch is None:
+        return None
+    return 0.0 if watch.expired else watch.expires - time.monotonic()
+
+
+def exceeded() -> bool:
+    """Whether the current request's database deadline has passed."""
+    watch = _current.get()
+    return watch is not None and (watch.expired or time.monotonic() >= watch.expires)
+
+
+def _guard(execute, sql, params, many, context):
+    watch = _current.get()
+    if watch is None:
+        return execute(sql, params, many, context)
+    if watch.expired or time.monotonic() >= watch.expires:
+        watch.expired = True
+        raise DeadlineExceeded("The request's database deadline has passed.")
+    watch.waiting = True
+    try:
+        return execute(sql, params, many, context)
+    finally:
+        watch.waiting = False
+
+
+def _applies(wrapper: Any) -> bool:
+    return wrapper.vendor == "postgresql" and seconds() > 0
+
+
+class DatabaseDeadlineMiddleware:
+    """First in MIDDLEWARE: everything a request does inside Django's stack (every middleware,
+    the view) runs under its database deadline, and the deadline ends with the stack, whatever
+    happens (a response that is never read to the end, an exception)."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]):
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        wrapper = connections[DEFAULT_DB_ALIAS]
+        if not _applies(wrapper):
+            return self.get_response(request)
+        if _guard not in wrapper.execute_wrappers:
+            wrapper.execute_wrappers.append(_guard)
+        watch = _Watch(time.monotonic() + seconds(), wrapper)
+        reset = _current.set(watch)
+        _watchdog.arm(watch)
+        try:
+            return self.get_response(request)
+        finally:
+            _watchdog.disarm(watch)
+            _current.reset(reset)
+
+
+@receiver(connection_created, dispatch_uid="db-deadline-statement-timeout")
+def _statement_timeout(sender: Any, connection: Any, **kwargs: Any) -> None:
+    """Connections opened by web requests get the server-side statement timeout (PgBouncer in
+    transaction mode shares sessions, so there it belongs in the pool's or role's settings)."""
+    if _current.get() is None or not _applies(connection) or settings.PGBOUNCER_TRANSACTION_MODE:
+        return
+    milliseconds = seconds() * 1000
+    connection.connection.execute(f"SET statement_timeout = {int(milliseconds)}")

@@ -1,0 +1,19 @@
+"""The one table the project package owns: the read-cache generation tokens (readcache.py)."""
+
+from django.db import models
+
+
+class Generation(models.Model):
+    """The current generation token of one kind of cached data ("auth" or "data").
+
+    Every write that changes that kind replaces the token in the same transaction, so a
+    per-process copy built under an older token is never served again, by any server, from the
+    moment the write commits: the database itself says which copies are current, whatever the
+    shared cache (Redis) did meanwhile.
+    """
+
+    kind = models.CharField(max_length=8, primary_key=True)
+    token = models.CharField(max_length=32)
+
+    def __str__(self) -> str:
+        return f"{self.kind}: {self.token}"

@@ -1,0 +1,432 @@
+"""The official Python client (clients/python, package `openstartup`) against a live server.
+
+The Django project package is also named `openstartup`, so the client runs in a fresh
+interpreter started in clients/python (where `import openstartup` is the client, installed by
+`make test` from requirements-dev.txt); each test sets data up here, runs a few lines of client
+code there and asserts on what it returned. Retries and error parsing are also exercised against a
+small local fake HTTP server that answers 5xx/429 on cue (the real one cannot be made to fail on
+cue). Not exercised against the live server because the endpoints are not on this branch:
+`history`, `attestation` and `export` (the export's line and count-line handling is exercised
+against the fake).
+"""
+
+import json
+import os
+import re
+import subprocess
+import sys
+import textwrap
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.factories import make_account, make_api_key, make_startup, make_subscription
+
+CLIENT_DIR = Path(__file__).resolve().parent.parent / "clients" / "python"
+
+
+ERROR_FIELDS = """
+def error_fields(error):
+    return {"type": type(error).__name__, "code": error.code, "message": error.message,
+            "status": error.status, "request_id": error.request_id,
+            "retry_after": getattr(error, "retry_after", None),
+            "is_base": isinstance(error, openstartup.OpenStartupError)}
+"""
+
+
+def run_client(code: str, **variables: Any) -> Any:
+    """Run `code` with the client package; `variables` are bound first, `result` is returned."""
+    prelude = "".join(f"{name} = {value!r}\n" for name, value in variables.items())
+    script = (
+        "import json, sys, time\nimport openstartup\n"
+        + ERROR_FIELDS
+        + prelude
+        + textwrap.dedent(code)
+        + "\nsys.stdout.write(json.dumps(result))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONSTARTUP")}
+    completed = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=CLIENT_DIR,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert completed.returncode == 0, completed.stderr
+    return json.loads(completed.stdout)
+
+
+def test_the_client_package_is_the_one_in_clients_python():
+    where = run_client("result = openstartup.__file__")
+    assert Path(where).is_relative_to(CLIENT_DIR / "src")
+
+
+# --- Against a live server ---
+
+
+@pytest.fixture
+def startups(transactional_db) -> list[str]:
+    """25 startups, slugs in MRR-descending order."""
+    made = [make_startup(name=f"Co {n:02d}", slug=f"co-{n:02d}", mrr=1000 * n) for n in range(25)]
+    return [startup.slug for startup in reversed(made)]
+
+
+def test_list_pages_through_everything_in_order(live_server, startups):
+    result = run_client(
+        """
+        client = openstartup.Client(base_url=url)
+        iterator = client.startups.list(sort="mrr-desc", limit=10)
+        slugs = [startup["slug"] for startup in iterator]
+        result = {"slugs": slugs, "meta": iterator.meta,
+                  "pages": [len(page) for page in client.startups.list(limit=10).pages()]}
+        """,
+        url=live_server.url,
+    )
+    assert result["slugs"] == startups  # all 25, no duplicate, no gap, in order
+    assert result["pages"] == [10, 10, 5]
+    assert result["meta"]["plan"] == "Free"
+    assert result["meta"]["hasMore"] is False
+
+
+def test_list_keywords_are_the_query_parameters(live_server, transactional_db):
+    make_startup(name="Alpha Mail", slug="alpha", category="Marketing", mrr=500, on_sale=True)
+    make_startup(name="Beta Mail", slug="beta", category="Marketing", mrr=5000)
+    make_startup(name="Gamma", slug="gamma", category="Fintech", mrr=900, on_sale=True)
+    result = run_client(
+        """
+        client = openstartup.Client(base_url=url)
+        def slugs(**kwargs):
+            return [s["slug"] for s in client.startups.list(**kwargs)]
+        result = {
+            "category": slugs(category="marketing", sort="name-asc"),
+            "on_sale": slugs(on_sale=True, sort="mrr-asc"),
+            "range": slugs(min_mrr=600, max_mrr=5000, sort="mrr-desc"),
+            "q": slugs(q="mail", sort="name-desc"),
+            "max_items": slugs(sort="mrr-desc", max_items=2),
+        }
+        """,
+        url=live_server.url,
+    )
+    assert result == {
+        "category": ["alpha", "beta"],
+        "on_sale": ["alpha", "gamma"],
+        "range": ["beta", "gamma"],
+        "q": ["beta", "alpha"],
+        "max_items": ["beta", "gamma"],
+    }
+
+
+def test_get_returns_the_detail_and_not_found_is_a_clear_error(live_server, transactional_db):
+    make_startup(name="Acme", slug="acme", mrr=1200, category="Developer Tools")
+    result = run_client(
+        """
+        client = openstartup.Client(base_url=url)
+        acme = client.startups.get("acme")
+        try:
+            client.startups.get("no/such?startup")
+            missing = None
+        except openstartup.NotFoundError as error:
+            missing = error_fields(error)
+        result = {"acme": acme, "missing": missing}
+        """,
+        url=live_server.url,
+    )
+    acme = result["acme"]
+    assert (acme["slug"], acme["name"], acme["revenue"]["mrr"]) == ("acme", "Acme", 1200)
+    assert acme["revenue"]["arr"] == 14400
+    assert acme["profileUrl"].endswith("/startups/acme")
+    assert result["missing"]["type"] == "NotFoundError"
+    assert result["missing"]["code"] == "not_found"
+    assert result["missing"]["status"] == 404
+    assert result["missing"]["message"]
+    assert result["missing"]["is_base"] is True
+
+
+@pytest.mark.parametrize("key_header", ["authorization", "x-api-key"])
+def test_both_key_headers_carry_the_key(live_server, transactional_db, key_header):
+    make_startup(slug="one", mrr=1)
+    account = make_account()
+    make_subscription(account=account)
+    _, raw = make_api_key(account=account)
+    result = run_client(
+        """
+        good = openstartup.Client(base_url=url, api_key=key, key_header=key_header)
+        iterator = good.startups.list(limit=50)
+        list(iterator)
+        bad = openstartup.Client(base_url=url, api_key="osk_wrong", key_header=key_header)
+        try:
+            bad.startups.get("one")
+            wrong = None
+        except openstartup.AuthenticationError as error:
+            wrong = error_fields(error)
+        result = {"plan": iterator.meta["plan"], "limit": iterator.meta["limit"], "wrong": wrong}
+        """,
+        url=live_server.url,
+        key=raw,
+        key_header=key_header,
+    )
+    assert result["plan"] == "Pro"  # the key was sent and read: Pro limits
+    assert result["limit"] == 50
+    assert result["wrong"]["code"] == "invalid_api_key"
+    assert result["wrong"]["status"] == 401
+    assert result["wrong"]["type"] == "AuthenticationError"
+
+
+def test_an_exhausted_allowance_raises_at_once_with_retry_after(live_server, transactional_db):
+    for n in range(3):
+        make_startup(slug=f"s{n}", mrr=n)
+    account = make_account()
+    account.monthly_allowance_override = 2
+    account.save()
+    _, raw = make_api_key(account=account)
+    result = run_client(
+        """
+        client = openstartup.Client(base_url=url, api_key=key)
+        got = []
+        started = time.monotonic()
+        try:
+            for startup in client.startups.list(limit=1):
+                got.append(startup["slug"])
+            error = None
+        except openstartup.RateLimitError as raised:
+            error = error_fields(raised)
+        result = {"got": got, "error": error, "seconds": time.monotonic() - started}
+        """,
+        url=live_server.url,
+        key=raw,
+    )
+    assert len(result["got"]) == 2
+    assert result["error"]["code"] == "monthly_quota_exceeded"
+    assert result["error"]["status"] == 429
+    assert result["error"]["retry_after"] > 60  # until the 1st: not slept through
+    assert result["seconds"] < 10
+
+
+def test_readme_lists_the_top_startups_in_five_lines(live_server, startups):
+    readme = (CLIENT_DIR / "README.md").read_text()
+    snippet = re.search(r"```python\n(.*?)```", readme, re.DOTALL).group(1)
+    assert len(snippet.strip().splitlines()) == 5  # import, blank line, client, for, print
+    code = snippet.replace('"https://openstartup.example"', "url").replace('"osk_..."', "None")
+    printed = run_client(
+        "import contextlib, io\nout = io.StringIO()\nwith contextlib.redirect_stdout(out):\n"
+        + textwrap.indent(code, "    ")
+        + "\nresult = out.getvalue().splitlines()",
+        url=live_server.url,
+    )
+    # The five lines ask for verified=True; this branch's list has no `verified` filter yet (it
+    # is ignored, as unknown parameters are), so this checks the order and the count.
+    assert [line.split()[0] + " " + line.split()[1] for line in printed] == [
+        f"Co {slug[-2:]}" for slug in startups[:10]
+    ]
+
+
+# --- Retries and error parsing against a fake server that fails on cue ---
+
+
+class FakeApi(ThreadingHTTPServer):
+    """Answers GETs from a script of (status, headers, body); the last entry repeats."""
+
+    def __init__(self, script: list[tuple[int, dict, Any]]):
+        self.script = script
+        self.hits: list[str] = []
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(handler):  # noqa: N802, N805
+                server: FakeApi = handler.server
+                server.hits.append(handler.path)
+                status, headers, body = server.script[min(len(server.hits), len(script)) - 1]
+                raw = body if isinstance(body, bytes) else json.dumps(body).encode()
+                handler.send_response(status)
+                for name, value in {"Content-Type": "application/json", **headers}.items():
+                    handler.send_header(name, value)
+                handler.send_header("Content-Length", str(len(raw)))
+                handler.end_headers()
+                handler.wfile.write(raw)
+
+            def log_message(handler, *args):  # noqa: N805
+                pass
+
+        super().__init__(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server_address[1]}"
+
+    def __enter__(self):
+        threading.Thread(target=self.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc):
+        self.shutdown()
+        self.server_close()
+
+
+PAGE = {
+    "data": [{"slug": "a", "name": "A"}],
+    "meta": {"total": 1, "page": 1, "limit": 10, "hasMore": False, "plan": "Free"},
+}
+OUTAGE = {"error": {"code": "service_unavailable", "message": "Down.", "requestId": "req-5"}}
+
+
+def test_5xx_is_retried_with_backoff_then_succeeds():
+    script = [(503, {}, OUTAGE), (502, {}, {}), (200, {}, PAGE)]
+    with FakeApi(script) as fake:
+        result = run_client(
+            """
+            client = openstartup.Client(base_url=url, backoff=0.01)
+            result = [s["slug"] for s in client.startups.list()]
+            """,
+            url=fake.url,
+        )
+        assert result == ["a"]
+        assert len(fake.hits) == 3
+
+
+def test_429_honours_retry_after():
+    script = [(429, {"Retry-After": "1"}, {"error": {"code": "rate_limited"}}), (200, {}, PAGE)]
+    with FakeApi(script) as fake:
+        result = run_client(
+            """
+            client = openstartup.Client(base_url=url, backoff=0.01)
+            started = time.monotonic()
+            slugs = [s["slug"] for s in client.startups.list()]
+            result = {"slugs": slugs, "seconds": time.monotonic() - started}
+            """,
+            url=fake.url,
+        )
+        assert result["slugs"] == ["a"]
+        assert result["seconds"] >= 1.0
+        assert len(fake.hits) == 2
+
+
+def test_persistent_5xx_raises_a_server_error_with_code_message_and_request_id():
+    with FakeApi([(503, {"Retry-After": "0"}, OUTAGE)]) as fake:
+        result = run_client(
+            """
+            client = openstartup.Client(base_url=url, max_retries=2, backoff=0.01)
+            try:
+                client.startups.get("a")
+            except openstartup.ServerError as error:
+                result = error_fields(error)
+            """,
+            url=fake.url,
+        )
+        assert len(fake.hits) == 3  # one try and two retries
+    assert result == {
+        "type": "ServerError",
+        "code": "service_unavailable",
+        "message": "Down.",
+        "status": 503,
+        "request_id": "req-5",
+        "retry_after": None,
+        "is_base": True,
+    }
+
+
+def test_request_id_falls_back_to_the_header_and_4xx_is_not_retried():
+    body = {"error": {"code": "not_found", "message": "No startup has this slug."}}
+    with FakeApi([(404, {"X-Request-Id": "hdr-9"}, body)]) as fake:
+        result = run_client(
+            """
+            client = openstartup.Client(base_url=url, backoff=0.01)
+            try:
+                client.startups.get("x")
+            except openstartup.NotFoundError as error:
+                result = error_fields(error)
+            """,
+            url=fake.url,
+        )
+        assert len(fake.hits) == 1
+    assert result["request_id"] == "hdr-9"
+    assert result["code"] == "not_found"
+
+
+def test_no_server_is_a_connection_error():
+    with FakeApi([(200, {}, PAGE)]) as fake:
+        url = fake.url  # a port that is free once the server is gone
+    result = run_client(
+        """
+        client = openstartup.Client(base_url=url, max_retries=1, backoff=0.01)
+        try:
+            client.startups.get("x")
+        except openstartup.APIConnectionError as error:
+            result = error_fields(error)
+        """,
+        url=url,
+    )
+    assert result["code"] == "connection_error"
+    assert result["status"] is None
+
+
+NDJSON = {"Content-Type": "application/x-ndjson"}
+
+
+def test_export_streams_lines_and_checks_the_count_line():
+    lines = b'{"slug":"a"}\n{"slug":"b"}\n{"meta":{"count":2,"warnings":["x ignored"]}}\n'
+    with FakeApi([(200, NDJSON, lines)]) as fake:
+        result = run_client(
+            """
+            client = openstartup.Client(base_url=url, api_key="osk_pro")
+            export = client.startups.export(category="ai", on_sale=True)
+            slugs = [item["slug"] for item in export]
+            result = {"slugs": slugs, "meta": export.meta}
+            """,
+            url=fake.url,
+        )
+        assert fake.hits == ["/api/v1/exports/startups.ndjson?category=ai&onSale=true"]
+    assert result == {"slugs": ["a", "b"], "meta": {"count": 2, "warnings": ["x ignored"]}}
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [b'{"slug":"a"}\n{"slug":"b"}\n', b'{"slug":"a"}\n{"meta":{"count":2}}\n'],
+    ids=["no count line", "count differs"],
+)
+def test_a_cut_short_export_raises(lines):
+    with FakeApi([(200, NDJSON, lines)]) as fake:
+        result = run_client(
+            """
+            client = openstartup.Client(base_url=url)
+            got = []
+            try:
+                for item in client.startups.export():
+                    got.append(item["slug"])
+                error = None
+            except openstartup.APIConnectionError as raised:
+                error = error_fields(raised)
+            result = {"got": got, "error": error}
+            """,
+            url=fake.url,
+        )
+    assert result["got"] == ["a", "b"][: lines.count(b"slug")]
+    assert result["error"]["code"] == "export_incomplete"
+
+
+MODEL_SCHEMAS = {
+    "Startup": "StartupList",
+    "ListRevenue": "ListRevenue",
+    "StartupDetail": "StartupDetail",
+    "DetailRevenue": "DetailRevenue",
+    "Founder": "Founder",
+    "Social": "Social",
+    "Verification": "Verification",
+    "MonthlyRevenue": "MonthlyRevenue",
+    "PageMeta": "StartupPageMeta",
+    "Quota": "QuotaMeta",
+}
+
+
+def test_typed_models_declare_every_field_of_the_openapi_document(client, db):
+    schemas = client.get("/api/v1/openapi.json").json()["components"]["schemas"]
+    declared = run_client(
+        """
+        import typing
+        result = {name: sorted(typing.get_type_hints(getattr(openstartup, name)))
+                  for name in names}
+        """,
+        names=list(MODEL_SCHEMAS),
+    )
+    for model, schema in MODEL_SCHEMAS.items():
+        missing = set(schemas[schema]["properties"]) - set(declared[model])
+        assert not missing, f"openstartup.{model} lacks {sorted(missing)}"
