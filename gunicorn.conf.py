@@ -58,3 +58,27 @@ worker_tmp_dir = "/dev/shm" if os.path.isdir("/dev/shm") else None  # noqa: S108
 limit_request_line = 8190
 limit_request_field_size = 8190
 limit_request_fields = 100
+
+# gunicorn's control socket defaults to one path per user ($XDG_RUNTIME_DIR or ~/.gunicorn),
+# so two copies of the service on one machine (two checkouts, tests, CI) would share it and
+# the second would take over the first's. The service needs no control socket: off.
+control_socket_disable = True
+
+
+def when_ready(server) -> None:
+    """Say where to click once the service is up (`make run` shows this in the terminal)."""
+    for address in server.cfg.address:
+        if not isinstance(address, tuple):  # a unix socket: nothing to open in a browser
+            continue
+        host, port = address
+        host = "127.0.0.1" if host in ("0.0.0.0", "") else host  # noqa: S104
+        base = f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+        server.log.info(
+            "OpenStartup is up. Open %s/ (start here), %s/startups/ (the data), "
+            "%s/accounts/signup/ (an API key), %s/docs/guide/ (the guide), %s/admin/ (operators)",
+            base,
+            base,
+            base,
+            base,
+            base,
+        )

@@ -19,15 +19,26 @@ from quota.plans import FREE, PRO
 
 # Routes that are not part of the public surface: "/" only redirects to this file; the
 # dashboard's form actions and e-mailed links are reached from there, not addressed directly; the
+# Routes that are not part of the public surface: the
+# dashboard's form actions are reached from the dashboard page, not addressed directly; the
 # health probes are for load balancers; the bench views exist only under `make bench`.
 HIDDEN_ROUTES = {
-    "home",
     "logout",
     "key-create",
+    "key-created",
     "key-revoke",
     # The e-mailed confirmation link and the dashboard's "send it again" button.
     "email-confirm",
     "email-confirm-resend",
+    # Account management pages are reached from the dashboard, not addressed by agents.
+    "account",
+    "account-delete",
+    "password_change",
+    "password_change_done",
+    "password_reset",
+    "password_reset_done",
+    "password_reset_confirm",
+    "password_reset_complete",
     "healthz",
     "readyz",
     "bench-bare",
@@ -190,6 +201,32 @@ ROUTE_DOCS = {
         "Credit it when you show the data.",
     ),
     "llms-txt": RouteDoc(PAGES, "This file", "GET", "Plain-text overview for language models."),
+    "home": RouteDoc(
+        PAGES,
+        "Home page",
+        "GET",
+        "What the service is, live counts, a sample request and answer, setup for MCP clients.",
+    ),
+    "startup-browse": RouteDoc(
+        PAGES,
+        "Startup list (HTML)",
+        "GET",
+        "Server-rendered leaderboard: q, category, verified=true, onSale=true, sort, page. "
+        "Capped at the first pages and cached; use the REST API for data.",
+    ),
+    "startup-markdown": RouteDoc(
+        PAGES,
+        "Profile as Markdown",
+        "GET",
+        "The public profile as text/markdown, for agents: figures, whether they are verified "
+        "(provider, last sync) or self-reported, founders, links, monthly history.",
+    ),
+    "startup-badge": RouteDoc(
+        PAGES,
+        "Embeddable badge",
+        "GET",
+        "image/svg+xml badge: verified MRR or 'self-reported'. Cached (Cache-Control public).",
+    ),
     "signup": RouteDoc(
         PAGES, "Sign up", "GET", "Create a founder account (free) to get an API key."
     ),

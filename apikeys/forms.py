@@ -1,5 +1,5 @@
 from django import forms
-from django.contrib.auth.forms import AuthenticationForm, UserCreationForm
+from django.contrib.auth.forms import AuthenticationForm, PasswordResetForm, UserCreationForm
 
 from accounts.forms import LockoutFormMixin
 from accounts.models import User
@@ -41,4 +41,34 @@ class ApiKeyCreateForm(forms.Form):
         required=False,
         help_text="Where the key is used, e.g. “production server”.",
         widget=forms.TextInput(attrs={"placeholder": "e.g. production server"}),
+    )
+
+
+class AccountDeleteForm(forms.Form):
+    """Deleting an account asks for its password again."""
+
+    password = forms.CharField(
+        label="Your password",
+        strip=False,
+        widget=forms.PasswordInput(attrs={"autocomplete": "current-password"}),
+    )
+
+    def __init__(self, account: User, *args, **kwargs):
+        self.account = account
+        super().__init__(*args, **kwargs)
+
+    def clean_password(self) -> str:
+        password = self.cleaned_data["password"]
+        if not self.account.check_password(password):
+            raise forms.ValidationError("That is not your password; nothing was deleted.")
+        return password
+
+
+class PasswordResetByEmailForm(PasswordResetForm):
+    """Django's reset form; the e-mail is the account's username, compared case-insensitively."""
+
+    email = forms.EmailField(
+        label="Email",
+        max_length=254,
+        widget=forms.EmailInput(attrs={"autocomplete": "email", "autofocus": True}),
     )

@@ -137,6 +137,18 @@ def api_key_revoke_raw(*, raw: str, now: datetime | None = None) -> ApiKey | Non
     return None if api_key is None else api_key_revoke(api_key=api_key, now=now)
 
 
+@transaction.atomic
+def account_delete(*, account: User, now: datetime | None = None) -> int:
+    """Delete the account after revoking every key it has (they stop working on every server
+    at once); returns how many keys were revoked."""
+    revoked = ApiKey.objects.filter(account=account, revoked_at__isnull=True).update(
+        revoked_at=now or timezone.now()
+    )
+    readcache.bump("auth")
+    account.delete()
+    return revoked
+
+
 def _active_pro(*, account, now: datetime):
     """The account's Pro subscriptions whose period has not ended (an account, or an
     OuterRef to one)."""

@@ -1,22 +1,32 @@
 """The founders' dashboard: sign up, plan and usage, create and revoke keys."""
 
 from django.contrib import messages
+from django.contrib.auth import logout
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.views import LoginView
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 
 from accounts.services import account_sign_up
 from accounts.throttle import SIGNUP_THROTTLED_MESSAGE, request_client, signup_allowed
 from accounts.views import site_base_url
-from apikeys.forms import ApiKeyCreateForm, SignInForm, SignUpForm
+from apikeys.forms import AccountDeleteForm, ApiKeyCreateForm, SignInForm, SignUpForm
 from apikeys.selectors import api_key_get, api_key_list
-from apikeys.services import account_plan, api_key_create, api_key_revoke
+from apikeys.services import (
+    CreatedKey,
+    account_delete,
+    account_plan,
+    api_key_create,
+    api_key_revoke,
+)
 from billing.services import billing_panel
 from founders.selectors import owned_startups
+from openstartup.formats import site_url
 from quota.services import Caller, quota_status
+from verification.crypto import decrypt_key, encrypt_key
 
 
 class SignInView(LoginView):
@@ -55,8 +65,13 @@ def dashboard(request: HttpRequest) -> HttpResponse:
         "form": ApiKeyCreateForm(),
         "billing": billing_panel(account=account),
         "my_startups": owned_startups(account=account),
+        "base_url": site_url(request),
     }
     return render(request, "apikeys/dashboard.html", context)
+
+
+# Session entry holding a just-created key until the page after the redirect shows it once.
+NEW_KEY_SESSION = "apikeys.new_key"
 
 
 @never_cache
@@ -65,10 +80,31 @@ def dashboard(request: HttpRequest) -> HttpResponse:
 def key_create(request: HttpRequest) -> HttpResponse:
     form = ApiKeyCreateForm(request.POST)
     if not form.is_valid():
-        messages.error(request, "The key name is too long.")
+        messages.error(request, "The key name is too long (at most 100 characters).")
         return redirect("dashboard")
     created = api_key_create(account=request.user, name=form.cleaned_data["name"])
-    # The raw key is rendered on this response only: never stored, never redirected with.
+    # POST -> 303 -> GET: reloading or going back re-shows a page, never creates a key. The raw
+    # key waits in the session, encrypted (sessions live in the database), until shown once.
+    request.session[NEW_KEY_SESSION] = {"id": created.api_key.pk, "raw": encrypt_key(created.raw)}
+    see_other = HttpResponseRedirect(reverse("key-created"))
+    see_other.status_code = 303
+    return see_other
+
+
+@never_cache
+@login_required
+@require_http_methods(["GET"])
+def key_created(request: HttpRequest) -> HttpResponse:
+    pending = request.session.pop(NEW_KEY_SESSION, None)
+    api_key = api_key_get(account=request.user, pk=pending["id"]) if pending else None
+    if api_key is None:
+        messages.info(
+            request,
+            "A new key is shown only once, right after it is created. If you did not copy it, "
+            "revoke it and create another.",
+        )
+        return redirect("dashboard")
+    created = CreatedKey(api_key=api_key, raw=decrypt_key(pending["raw"]))
     return render(request, "apikeys/key_created.html", {"created": created})
 
 
@@ -79,8 +115,42 @@ def key_revoke(request: HttpRequest, pk: int) -> HttpResponse:
     api_key = api_key_get(account=request.user, pk=pk)
     if api_key is None:
         raise Http404("No such key")
+    already = api_key.revoked_at is not None
     if request.method == "POST":
-        api_key_revoke(api_key=api_key)
-        messages.success(request, f"Key {api_key.display} was revoked; it no longer works.")
+        if already:
+            messages.warning(request, _already_revoked(api_key))
+        else:
+            api_key_revoke(api_key=api_key)
+            messages.success(request, f"Key {api_key.display} was revoked; it no longer works.")
+        return redirect("dashboard")
+    if already:
+        messages.warning(request, _already_revoked(api_key))
         return redirect("dashboard")
     return render(request, "apikeys/key_revoke.html", {"api_key": api_key})
+
+
+def _already_revoked(api_key) -> str:
+    when = api_key.revoked_at.strftime("%Y-%m-%d %H:%M UTC")
+    return f"Key {api_key.display} was already revoked on {when}; nothing changed."
+
+
+@never_cache
+@login_required
+def account(request: HttpRequest) -> HttpResponse:
+    """The account page: e-mail, password change, deletion."""
+    return render(request, "apikeys/account.html")
+
+
+@never_cache
+@login_required
+@require_http_methods(["GET", "POST"])
+def account_delete_view(request: HttpRequest) -> HttpResponse:
+    form = AccountDeleteForm(request.user, request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        revoked = account_delete(account=request.user)
+        logout(request)
+        messages.success(
+            request, f"Your account was deleted and its {revoked} active key(s) revoked."
+        )
+        return redirect("login")
+    return render(request, "apikeys/account_delete.html", {"form": form})

@@ -226,7 +226,7 @@ def handler400(request: HttpRequest, exception: Exception | None = None):
 
 
 def handler404(request: HttpRequest, exception: Exception | None = None):
-    """JSON under /api/, Django's page elsewhere."""
+    """JSON under /api/, the site's styled page (templates/404.html) elsewhere."""
     if request.path.startswith("/api/"):
         return json_error("not_found", f"No route for {request.path}", 404)
     from django.views.defaults import page_not_found
@@ -235,7 +235,8 @@ def handler404(request: HttpRequest, exception: Exception | None = None):
 
 
 def handler500(request: HttpRequest):
-    """JSON under /api/ (and /llms.txt), Django's page elsewhere; the failure is still logged.
+    """JSON under /api/ (and /llms.txt), the site's styled page (templates/500.html) elsewhere;
+    the failure is still logged.
 
     A database outage hit outside a view (a middleware, a session read) is still a 503.
     """

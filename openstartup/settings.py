@@ -175,6 +175,12 @@ AI_CACHE_SECONDS = env_int("AI_CACHE_SECONDS", 300)
 # The list's exact total, which startups make up a page and their ranks are kept in the shared
 # cache this long per filter set and page (rows are always read fresh); 0 turns it off.
 LIST_CACHE_SECONDS = env_int("LIST_CACHE_SECONDS", 30)
+# Public HTML pages (/, /startups/, profiles, their .md and badge.svg) are kept whole in the
+# shared cache this long; 0 turns it off. They spend no API allowance, so the list page also
+# stops at PUBLIC_LIST_MAX_PAGES pages of PUBLIC_LIST_PAGE_SIZE: deeper browsing is the API's.
+PUBLIC_PAGE_CACHE_SECONDS = env_int("PUBLIC_PAGE_CACHE_SECONDS", 180)
+PUBLIC_LIST_PAGE_SIZE = 25
+PUBLIC_LIST_MAX_PAGES = env_int("PUBLIC_LIST_MAX_PAGES", 20)
 # Records charged to an answer that never reached the client (a killed worker) are given back
 # after this many seconds (quota/services.py); longer than any request may take.
 QUOTA_HOLD_SECONDS = env_int("QUOTA_HOLD_SECONDS", 120)
@@ -362,6 +368,8 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+# Password reset e-mails: printed to the console unless another backend is configured.
+EMAIL_BACKEND = os.environ.get("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
 LOGIN_URL = "login"
 # Password sign-in (dashboard and admin) locks out after repeated failures (accounts/throttle.py):
 # SIGNIN_MAX_FAILURES wrong passwords for one account name, or SIGNIN_MAX_FAILURES_PER_ADDRESS

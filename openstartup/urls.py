@@ -1,7 +1,6 @@
 from django.conf import settings
 from django.contrib import admin
 from django.urls import include, path, re_path, register_converter
-from django.views.generic import RedirectView, TemplateView
 from drf_spectacular.renderers import OpenApiJsonRenderer2
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
@@ -9,7 +8,7 @@ from aisurface import views as ai_views
 from mcpserver import views as mcp_views
 from openstartup import health
 from openstartup.converters import AnyTextConverter
-from quota.plans import FREE, PRO
+from startups import pages
 from startups import views as startup_views
 
 register_converter(AnyTextConverter, "anytext")
@@ -49,7 +48,11 @@ urlpatterns = [
         startup_views.StartupExportView.as_view(),
         name="startup-export",
     ),
-    path("startups/<path:slug>", startup_views.profile_page, name="startup-profile"),
+    # The public pages (HTML, cached, no allowance spent): list, profile and its twins.
+    path("startups/", pages.startup_browse, name="startup-browse"),
+    re_path(r"^startups/(?P<slug>[^/]+)\.md$", pages.profile_markdown, name="startup-markdown"),
+    re_path(r"^startups/(?P<slug>[^/]+)/badge\.svg$", pages.profile_badge, name="startup-badge"),
+    path("startups/<path:slug>", pages.profile_page, name="startup-profile"),
     # /api/ai: the curated AI-enabled set, snake_case, shared cache.
     re_path(r"^api/ai/discovery/?$", ai_views.AiDiscoveryView.as_view(), name="ai-discovery"),
     path("api/ai/startups/<anytext:slug>", ai_views.AiProfileView.as_view(), name="ai-profile"),
@@ -77,13 +80,7 @@ urlpatterns = [
         ),
         name="api-docs",
     ),
-    path(
-        "docs/guide/",
-        TemplateView.as_view(
-            template_name="docs/guide.html", extra_context={"free": FREE, "pro": PRO}
-        ),
-        name="api-guide",
-    ),
+    path("docs/guide/", pages.api_guide, name="api-guide"),
     path(
         "docs/methodology/<str:version>",
         startup_views.methodology_page,
@@ -94,7 +91,7 @@ urlpatterns = [
     path("", include("apikeys.urls")),
     path("", include("founders.urls")),
     path("", include("billing.urls")),
-    path("", RedirectView.as_view(url="/llms.txt", permanent=False), name="home"),
+    path("", pages.landing, name="home"),
 ]
 
 if settings.BENCH_VIEWS:  # `make bench` only: the comparison views of bench/views.py

@@ -7,6 +7,7 @@ under a real provider's name; their earlier days get snapshots computed by the s
 """
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 
@@ -385,18 +386,28 @@ DEMO_MODELS = (
 )
 
 
-def seed_demo(count: int, *, now: datetime | None = None) -> int:
+def seed_demo(
+    count: int,
+    *,
+    now: datetime | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> int:
     """Replace the demo startups with a fresh deterministic set of `count`; returns the count.
 
     Startups, people and links are written, then every verified one is synced from the demo
-    provider through `revenue_sync`, all in one transaction."""
+    provider through `revenue_sync`, all in one transaction. `progress`, when given, is told
+    what each step is doing (large counts take a while)."""
+    say = progress or (lambda message: None)
     now = now or timezone.now()
+    say(f"building {count} demo startups")
     rows = build_demo(count, today=now.astimezone(UTC).date())
     with transaction.atomic():  # one commit: readers see the old set or the new one
+        say(f"writing {len(rows.startups)} startups, their people and links")
         loaded = _load(rows, now=now)
         connections = ProviderConnection.objects.filter(
             provider=demo_provider.NAME, startup__slug__in=[slug for slug, _ in rows.connections]
         ).select_related("startup")
+        say(f"syncing {len(rows.connections)} demo connections")
         for connection in connections:
             revenue_sync(connection=connection, now=now)
         readcache.bump("data")  # bulk inserts send no model signals

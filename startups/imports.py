@@ -109,7 +109,8 @@ def startups_import(*, path: Path) -> ImportResult:
     if not isinstance(payload, list):
         raise ImportFailed(["the file must hold a JSON array of startup objects"])
     problems, records, seen = [], [], {}
-    for index, item in enumerate(payload):
+    # Numbered from 1, as people count records in a file.
+    for index, item in enumerate(payload, start=1):
         if not isinstance(item, dict):
             problems.append(f"record {index}: must be a JSON object")
             continue

@@ -242,6 +242,23 @@ def startups_after(qs: QuerySet[Startup], after: After) -> QuerySet[Startup]:
     return qs.alias(sort_name=Lower("name")).filter(_keyset(after))
 
 
+@dataclass(frozen=True)
+class DatasetCounts:
+    startups: int
+    verified: int
+    on_sale: int
+
+
+def dataset_counts() -> DatasetCounts:
+    """How many published startups there are, how many verified, how many on sale (one query)."""
+    counts = published_startups().aggregate(
+        startups=Count("id"),
+        verified=Count("id", filter=Q(verification__isnull=False)),
+        on_sale=Count("id", filter=Q(on_sale=True)),
+    )
+    return DatasetCounts(**counts)
+
+
 def list_rows(ids: list[int], *, db: str | None = None) -> dict[int, Startup]:
     """The published startups among `ids`, list columns only, by id (one query)."""
     return with_synced_at(published_startups(db=db).only(*LIST_COLUMNS)).in_bulk(ids)

@@ -308,6 +308,10 @@ def ignored_parameters(serializer: serializers.Serializer, query, data: dict) ->
     return found[:MAX_WARNINGS]
 
 
+class StartupBrowseFilterSerializer(StartupFilterSerializer):
+    """Query parameters of the public /startups/ page: the API's (`verified` included)."""
+
+
 def profile_url(startup: Startup, request) -> str:
     return f"{site_url(request)}/startups/{startup.slug}"
 

@@ -63,7 +63,6 @@ from startups.serializers import (
     StartupFilterSerializer,
     StartupListSerializer,
     StartupPageSerializer,
-    profile_url,
     verification_of,
 )
 
@@ -503,16 +502,3 @@ class StartupExportView(QuotaHeadersMixin, DocumentedOptions, APIView):
             response["Content-Encoding"] = "gzip"
         response["Content-Disposition"] = 'attachment; filename="startups.ndjson"'
         return response
-
-
-def profile_page(request: HttpRequest, slug: str) -> HttpResponse:
-    """The public profile page that profileUrl points to."""
-    startup = startup_get(slug=slug)
-    if startup is None:
-        raise Http404("No such startup")
-    data = StartupDetailSerializer(startup, context={"request": request}).data
-    return render(
-        request,
-        "startups/profile.html",
-        {"startup": data, "profile_url": profile_url(startup, request)},
-    )

@@ -90,8 +90,11 @@ def test_a_pro_founder_sees_pro_without_a_cap(signed_in, founder):
 
 
 def test_creating_a_key_shows_it_once_and_it_works(signed_in, founder, api_client):
+    # Issue 14: creation is POST -> 303 -> GET (was: the key rendered on the POST's answer).
     make_startups(3)
-    response = signed_in.post("/dashboard/keys/new/", {"name": "laptop"})
+    created = signed_in.post("/dashboard/keys/new/", {"name": "laptop"})
+    assert created.status_code == 303 and created["Location"] == "/dashboard/keys/created/"
+    response = signed_in.get(created["Location"])
     html = response.content.decode()
     raw = KEY.search(html).group(0)
     assert keys.is_well_formed(raw)

@@ -121,11 +121,13 @@ def test_invalid_records_are_reported_by_index_and_nothing_is_imported(tmp_path)
     with pytest.raises(CommandError, match="nothing was imported"):
         call_command("import_startups", path, stdout=StringIO(), stderr=err)
     problems = err.getvalue()
-    assert "record 1: revenue.mrr:" in problems
-    assert "record 2: must be a JSON object" in problems
-    assert "record 3: name:" in problems
-    assert "record 4: slug 'good' repeats record 0" in problems
-    assert "record 0" not in problems.replace("repeats record 0", "")
+    # Records are numbered from 1 (issue 14: people count records from 1, not 0).
+    assert "record 2: revenue.mrr:" in problems
+    assert "record 3: must be a JSON object" in problems
+    assert "record 4: name:" in problems
+    assert "record 5: slug 'good' repeats record 1" in problems
+    assert "record 0" not in problems
+    assert "record 1:" not in problems
     assert Startup.objects.count() == 0
     assert Founder.objects.count() == 0
 

@@ -5,6 +5,9 @@ from django.core.management.base import BaseCommand, CommandParser
 from startups.demo import refresh_planner_statistics, seed_demo
 from startups.models import Startup
 
+# From this many startups on, each step of the load is reported as it starts.
+PROGRESS_FROM = 5_000
+
 
 class Command(BaseCommand):
     help = "Load the deterministic demo dataset (idempotent: the same count gives the same data)."
@@ -23,6 +26,13 @@ class Command(BaseCommand):
             self.stderr.write("--count must be at least 1")
             raise SystemExit(2)
         started = time.monotonic()
-        created = seed_demo(count)
+
+        def progress(step: str) -> None:
+            self.stdout.write(f"[{time.monotonic() - started:5.1f}s] {step}…")
+
+        # Small counts finish in a blink; large ones say what they are doing.
+        created = seed_demo(count, progress=progress if count >= PROGRESS_FROM else None)
+        if count >= PROGRESS_FROM:
+            progress("refreshing planner statistics")
         refresh_planner_statistics()
         self.stdout.write(f"Loaded {created} demo startups in {time.monotonic() - started:.1f}s.")

@@ -8,6 +8,7 @@ from django.utils import timezone
 from tqdm import tqdm
 
 from verification.models import ProviderConnection
+from verification.providers import PROVIDERS
 from verification.scheduling import connection_take, connections_due
 from verification.selectors import connections_to_sync
 from verification.services import SyncInProgress, revenue_sync
@@ -85,6 +86,15 @@ class Command(BaseCommand):
         connections = list(connections_to_sync(slug=slug))
         if slug and not connections:
             raise CommandError(f"{slug!r} has no provider connection; run connect_provider first")
+        if not connections:
+            self.stdout.write(
+                "No startup has a payment provider connected, so there is nothing to sync.\n"
+                "Connect one with its read-only key (read from stdin, never an argument):\n"
+                '  echo "$READ_ONLY_KEY" | python manage.py connect_provider <slug> '
+                f"<{'|'.join(sorted(PROVIDERS))}>\n"
+                "then run sync_revenue again."
+            )
+            return 0
         show_bar = slug is None and sys.stderr.isatty()
         failed = skipped = 0
         for connection in tqdm(connections, desc="sync", unit="startup", disable=not show_bar):

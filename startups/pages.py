@@ -1,0 +1,199 @@
+"""The public HTML pages: landing, startup list, profile and its Markdown and badge twins.
+
+They spend no API allowance, so each answer is kept whole in the shared cache for
+PUBLIC_PAGE_CACHE_SECONDS and the list stops at PUBLIC_LIST_MAX_PAGES pages: a crawler gets
+nothing here faster than the API would give it. Reads go through the same selectors and
+serializers as the API.
+"""
+
+from collections.abc import Callable
+from functools import wraps
+from urllib.parse import urlencode
+
+import orjson
+from django.conf import settings
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.views.decorators.cache import cache_page
+from django.views.decorators.http import require_safe
+
+from openstartup.formats import site_url
+from openstartup.readcache import startup_page, startup_profile_json
+from quota.plans import FREE, PRO
+from startups.presentation import badge_svg, revenue_chart, startup_markdown
+from startups.selectors import (
+    SORT_ORDERS,
+    StartupFilters,
+    dataset_counts,
+    startup_get,
+)
+from startups.serializers import (
+    StartupBrowseFilterSerializer,
+    StartupDetailSerializer,
+    StartupListSerializer,
+)
+
+SORT_LABELS = {
+    "mrr-desc": "MRR, highest first",
+    "mrr-asc": "MRR, lowest first",
+    "name-asc": "Name, A to Z",
+    "name-desc": "Name, Z to A",
+}
+
+
+def public_page(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """GET/HEAD only, the whole answer kept in the shared cache (per site address and URL)."""
+
+    @wraps(view)
+    def wrapped(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        seconds = settings.PUBLIC_PAGE_CACHE_SECONDS
+        if seconds <= 0:
+            return view(request, *args, **kwargs)
+        return cache_page(seconds, key_prefix="public-page")(view)(request, *args, **kwargs)
+
+    return require_safe(wrapped)
+
+
+def _detail(request: HttpRequest, slug: str) -> dict:
+    startup = startup_get(slug=slug)
+    if startup is None:
+        raise Http404("No such startup")
+    return StartupDetailSerializer(startup, context={"request": request}).data
+
+
+def api_examples(base: str) -> dict[str, str]:
+    """The same request in curl, Python (httpx) and JavaScript (fetch), with this site's URL."""
+    url = f"{base}/api/v1/startups?limit=3&sort=mrr-desc"
+    return {
+        "curl": f'curl -s "{url}" \\\n  -H "Authorization: Bearer $OPENSTARTUP_API_KEY"',
+        "python": (
+            "import os\nimport httpx\n\n"
+            "response = httpx.get(\n"
+            f'    "{base}/api/v1/startups",\n'
+            '    params={"limit": 3, "sort": "mrr-desc"},\n'
+            '    headers={"Authorization": f"Bearer {os.environ[\'OPENSTARTUP_API_KEY\']}"},\n'
+            ")\n"
+            'for startup in response.json()["data"]:\n'
+            '    print(startup["name"], startup["revenue"]["mrr"])'
+        ),
+        "javascript": (
+            f'const response = await fetch("{url}", {{\n'
+            "  headers: { Authorization: `Bearer ${process.env.OPENSTARTUP_API_KEY}` },\n"
+            "});\n"
+            "const { data, meta } = await response.json();\n"
+            "console.log(data.map((s) => s.name), meta.hasMore);"
+        ),
+    }
+
+
+def mcp_configs(base: str) -> dict[str, str]:
+    """MCP client configuration for this server (Claude Desktop, Cursor, VS Code)."""
+    url = f"{base}/api/mcp"
+    remote = {"mcpServers": {"openstartup": {"command": "npx", "args": ["mcp-remote", url]}}}
+    cursor = {"mcpServers": {"openstartup": {"url": url}}}
+    vscode = {"servers": {"openstartup": {"type": "http", "url": url}}}
+
+    def dump(value: dict) -> str:
+        return orjson.dumps(value, option=orjson.OPT_INDENT_2).decode()
+
+    return {
+        "claude": dump(remote),
+        "cursor": dump(cursor),
+        "vscode": dump(vscode),
+    }
+
+
+def docs_context(request: HttpRequest) -> dict:
+    """What the landing page and the guide share: runnable examples with this site's URL."""
+    base = site_url(request)
+    return {"base_url": base, "examples": api_examples(base), "mcp": mcp_configs(base)}
+
+
+@public_page
+def api_guide(request: HttpRequest) -> HttpResponse:
+    """The hand-written guide, its examples filled in with this site's address."""
+    context = {"free": FREE, "pro": PRO, **docs_context(request)}
+    return render(request, "docs/guide.html", context)
+
+
+@public_page
+def landing(request: HttpRequest) -> HttpResponse:
+    """What the service is, live counts, a real request and its answer, where to go next."""
+    top = startup_page(filters=StartupFilters(), offset=0, limit=1).startups
+    sample = None
+    if top:
+        profile = startup_profile_json(slug=top[0].slug, request=request)
+        body = orjson.dumps({"data": orjson.loads(profile)}, option=orjson.OPT_INDENT_2)
+        sample = {"slug": top[0].slug, "body": body.decode()}
+    context = {"counts": dataset_counts(), "sample": sample, **docs_context(request)}
+    return render(request, "startups/landing.html", context)
+
+
+def _page_url(query: dict, page: int) -> str:
+    return "?" + urlencode({**query, "page": page})
+
+
+@public_page
+def startup_browse(request: HttpRequest) -> HttpResponse:
+    """The leaderboard: search, category, verified-only, on-sale, sort and pages (plain links)."""
+    params = StartupBrowseFilterSerializer(data=request.GET)
+    params.is_valid()
+    filters = params.filters()
+    size, max_pages = settings.PUBLIC_LIST_PAGE_SIZE, settings.PUBLIC_LIST_MAX_PAGES
+    requested = params.page_number()
+    page = min(requested, max_pages)
+    result = startup_page(filters=filters, offset=(page - 1) * size, limit=size)
+    pages = min(max_pages, max(1, -(-result.total // size)))
+    query = {
+        key: value
+        for key, value in {
+            "q": filters.q or "",
+            "category": filters.category or "",
+            "verified": "true" if filters.verified else "",
+            "onSale": "true" if filters.on_sale else "",
+            "sort": filters.sort if filters.sort != "mrr-desc" else "",
+        }.items()
+        if value
+    }
+    context = {
+        "startups": StartupListSerializer(result.startups, many=True).data,
+        "total": result.total,
+        "filters": filters,
+        "sorts": [(value, SORT_LABELS[value]) for value in SORT_ORDERS],
+        "page": page,
+        "pages": pages,
+        "first_rank": (page - 1) * size + 1,
+        "capped": requested > max_pages or result.total > max_pages * size,
+        "max_pages": max_pages,
+        "page_size": size,
+        "previous_url": _page_url(query, page - 1) if page > 1 else None,
+        "next_url": _page_url(query, page + 1) if page < pages else None,
+        "page_links": [(n, _page_url(query, n)) for n in range(1, pages + 1)],
+    }
+    return render(request, "startups/list.html", context)
+
+
+@public_page
+def profile_page(request: HttpRequest, slug: str) -> HttpResponse:
+    """The public profile page that profileUrl points to."""
+    startup = _detail(request, slug)
+    verification = startup["verification"]
+    chart = revenue_chart(verification["monthly"]) if verification else None
+    return render(request, "startups/profile.html", {"startup": startup, "chart": chart})
+
+
+@public_page
+def profile_markdown(request: HttpRequest, slug: str) -> HttpResponse:
+    """The profile as Markdown, for agents."""
+    return HttpResponse(
+        startup_markdown(_detail(request, slug)), content_type="text/markdown; charset=utf-8"
+    )
+
+
+@public_page
+def profile_badge(request: HttpRequest, slug: str) -> HttpResponse:
+    """An embeddable SVG badge: verified MRR, or 'self-reported'."""
+    response = HttpResponse(badge_svg(_detail(request, slug)), content_type="image/svg+xml")
+    # Embedded on other sites: any cache may keep it a few minutes.
+    response["Cache-Control"] = f"public, max-age={settings.PUBLIC_PAGE_CACHE_SECONDS}"
+    return response

@@ -1,0 +1,173 @@
+"""What the public pages draw from a startup's detail data (the serializer's output, so the
+pages show exactly what the API serves): the revenue chart, the embeddable badge and the
+Markdown twin. Plain functions over dicts; no queries."""
+
+from dataclasses import dataclass
+from xml.sax.saxutils import escape
+
+CHART_WIDTH, CHART_HEIGHT = 640, 220
+CHART_TOP, CHART_BOTTOM, CHART_LEFT = 12, 28, 8
+CHART_MONTHS = 24  # the most recent months drawn; the table under the chart lists them all
+
+
+@dataclass(frozen=True)
+class Bar:
+    x: float
+    y: float
+    width: float
+    height: float
+    month: str
+    net: int
+    label: bool  # whether the month is written under the bar (every few, so labels never overlap)
+
+
+@dataclass(frozen=True)
+class Chart:
+    width: int
+    height: int
+    bars: list[Bar]
+    peak: int
+    baseline: float
+    peak_y: float
+    first_month: str
+    last_month: str
+
+
+def revenue_chart(monthly: list[dict]) -> Chart | None:
+    """Bars of net revenue per month (the last CHART_MONTHS), scaled to the highest month."""
+    months = monthly[-CHART_MONTHS:]
+    if not months:
+        return None
+    peak = max(max(row["net"] for row in months), 1)
+    plot_height = CHART_HEIGHT - CHART_TOP - CHART_BOTTOM
+    slot = (CHART_WIDTH - CHART_LEFT * 2) / len(months)
+    every = max(1, round(len(months) / 8))
+    bars = []
+    for index, row in enumerate(months):
+        height = max(row["net"], 0) / peak * plot_height
+        bars.append(
+            Bar(
+                x=round(CHART_LEFT + index * slot + slot * 0.15, 1),
+                y=round(CHART_TOP + plot_height - height, 1),
+                width=round(slot * 0.7, 1),
+                height=round(height, 1),
+                month=row["month"],
+                net=row["net"],
+                label=(len(months) - 1 - index) % every == 0,
+            )
+        )
+    return Chart(
+        width=CHART_WIDTH,
+        height=CHART_HEIGHT,
+        bars=bars,
+        peak=peak,
+        baseline=CHART_TOP + plot_height,
+        peak_y=CHART_TOP,
+        first_month=months[0]["month"],
+        last_month=months[-1]["month"],
+    )
+
+
+def badge_text(startup: dict) -> str:
+    """The badge's value: verified MRR, or what kind of figure it is otherwise."""
+    revenue = startup["revenue"]
+    if revenue["verified"] and revenue["mrr"] is not None:
+        return f"${revenue['mrr']:,} MRR verified"
+    if revenue["verified"]:
+        return "verified revenue"
+    return "self-reported"
+
+
+def badge_svg(startup: dict) -> str:
+    """A shields-style SVG badge ('OpenStartup | $4,200 MRR verified'), self-contained."""
+    label, value = "OpenStartup", badge_text(startup)
+    # Verdana 11px averages about 7 px per character; generous so text never spills.
+    label_width = 10 + 7 * len(label)
+    value_width = 10 + 7 * len(value)
+    width = label_width + value_width
+    colour = "#19794a" if startup["revenue"]["verified"] else "#6b7280"
+    title = escape(f"{startup['name']}: {value}")
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="20" role="img" '
+        f'aria-label="{title}"><title>{title}</title>'
+        f'<rect width="{label_width}" height="20" fill="#374151"/>'
+        f'<rect x="{label_width}" width="{value_width}" height="20" fill="{colour}"/>'
+        '<g fill="#fff" font-family="Verdana,DejaVu Sans,sans-serif" font-size="11" '
+        'text-anchor="middle">'
+        f'<text x="{label_width / 2}" y="14">{label}</text>'
+        f'<text x="{label_width + value_width / 2}" y="14">{escape(value)}</text>'
+        "</g></svg>"
+    )
+
+
+def _md(text: object) -> str:
+    """Text safe inside Markdown prose (no accidental links, emphasis or HTML)."""
+    value = str(text)
+    for char in "\\`*_[]<>|#":
+        value = value.replace(char, "\\" + char)
+    return value.replace("\n", " ")
+
+
+def _usd(value: int | None) -> str:
+    return "unknown" if value is None else f"${value:,}"
+
+
+def startup_markdown(startup: dict) -> str:
+    """The profile as Markdown for agents (what /llms.txt promises at /startups/{slug}.md)."""
+    revenue, verification = startup["revenue"], startup["verification"]
+    lines = [f"# {_md(startup['name'])}", ""]
+    if startup["description"]:
+        lines += [_md(startup["description"]), ""]
+    facts = [
+        ("Category", startup["category"]),
+        ("Business type", startup["business_type"]),
+        ("Country", startup["country"]),
+        ("Founded", startup["founded"]),
+        ("Team size", startup["team_size"]),
+        ("Website", startup["website"]),
+    ]
+    lines += [
+        f"- {name}: {_md(value) if value is not None else 'unknown'}" for name, value in facts
+    ]
+    lines += [
+        f"- MRR: {_usd(revenue['mrr'])} (USD)",
+        f"- ARR: {_usd(revenue['arr'])} (USD)",
+        "- Revenue source: "
+        + (
+            f"verified by {verification['provider']}, last sync {verification['verified_at']}"
+            if verification
+            else "self-reported by the founder (not verified)"
+        ),
+        "- On sale: "
+        + (f"yes, asking {_usd(startup['asking_price'])}" if startup["on_sale"] else "no"),
+        f"- Profile: {startup['profile_url']}",
+        "",
+    ]
+    if startup["founders"]:
+        lines += ["## Founders", ""]
+        for founder in startup["founders"]:
+            title = f", {_md(founder['title'])}" if founder["title"] else ""
+            links = [url for url in (founder["twitter"], founder["linkedin"]) if url]
+            lines.append(f"- {_md(founder['name'])}{title}" + "".join(f" <{u}>" for u in links))
+        lines.append("")
+    if startup["socials"]:
+        lines += ["## Links", ""]
+        lines += [f"- {_md(s['platform'])}: <{s['url']}>" for s in startup["socials"]]
+        lines.append("")
+    if verification and verification["monthly"]:
+        lines += [
+            "## Verified monthly revenue (USD, UTC months)",
+            "",
+            "| Month | Gross | Refunds | Net |",
+            "|---|---|---|---|",
+        ]
+        lines += [
+            f"| {m['month']} | {m['gross']} | {m['refunds']} | {m['net']} |"
+            for m in verification["monthly"]
+        ]
+        lines.append("")
+    lines.append(
+        "Data from OpenStartup; credit the profile link above wherever you show it. "
+        "Self-reported figures must never be presented as verified."
+    )
+    return "\n".join(lines) + "\n"
