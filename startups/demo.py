@@ -402,7 +402,7 @@ def seed_demo(
     say(f"building {count} demo startups")
     rows = build_demo(count, today=now.astimezone(UTC).date())
     with transaction.atomic():  # one commit: readers see the old set or the new one
-        say(f"writing {len(rows.startups)} startups, their people and links")
+        say(f"inserting {len(rows.startups)} startups, their founders and links")
         loaded = _load(rows, now=now)
         connections = ProviderConnection.objects.filter(
             provider=demo_provider.NAME, startup__slug__in=[slug for slug, _ in rows.connections]

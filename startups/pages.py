@@ -38,6 +38,8 @@ SORT_LABELS = {
     "mrr-asc": "MRR, lowest first",
     "name-asc": "Name, A to Z",
     "name-desc": "Name, Z to A",
+    "growth-desc": "MRR growth (30 days), highest first",
+    "updated-desc": "Recently updated first",
 }
 
 
