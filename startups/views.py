@@ -323,7 +323,9 @@ class StartupHistoryView(QuotaHeadersMixin, APIView):
         params = HistoryFilterSerializer(data=request.query_params)
         params.is_valid()
         start, end = params.bounds()
-        with quota_reservation(caller=request_caller(request), wanted=1) as reservation:
+        with quota_reservation(
+            caller=request_caller(request), wanted=1, spend=spends(request)
+        ) as reservation:
             snapshots = list(revenue_history(startup=startup, start=start, end=end))
             reservation.use(1)
         meta = {
@@ -357,7 +359,9 @@ class StartupAttestationView(QuotaHeadersMixin, APIView):
         startup = startup_get(slug=slug)
         if startup is None or verification_of(startup) is None:
             raise NotFound(f"No verified startup with slug '{slug}'")
-        with quota_reservation(caller=request_caller(request), wanted=1) as reservation:
+        with quota_reservation(
+            caller=request_caller(request), wanted=1, spend=spends(request)
+        ) as reservation:
             payload = attestation_payload(startup, request=request, now=timezone.now())
             token, kid = attestation_sign(payload)
             reservation.use(1)

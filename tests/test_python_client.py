@@ -5,9 +5,8 @@ interpreter started in clients/python (where `import openstartup` is the client,
 `make test` from requirements-dev.txt); each test sets data up here, runs a few lines of client
 code there and asserts on what it returned. Retries and error parsing are also exercised against a
 small local fake HTTP server that answers 5xx/429 on cue (the real one cannot be made to fail on
-cue). Not exercised against the live server because the endpoints are not on this branch:
-`history`, `attestation` and `export` (the export's line and count-line handling is exercised
-against the fake).
+cue). `history`, `attestation` and `export` run against the live server too; the export's
+cut-short stream is exercised against the fake.
 """
 
 import json
@@ -17,13 +16,14 @@ import subprocess
 import sys
 import textwrap
 import threading
+from datetime import UTC, date, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from startups.models import Startup
+from startups.models import RevenueSnapshot, Startup
 from tests.factories import (
     make_account,
     make_api_key,
@@ -438,3 +438,59 @@ def test_typed_models_declare_every_field_of_the_openapi_document(client, db):
     for model, schema in MODEL_SCHEMAS.items():
         missing = set(schemas[schema]["properties"]) - set(declared[model])
         assert not missing, f"openstartup.{model} lacks {sorted(missing)}"
+
+
+def test_history_attestation_and_export_against_the_live_server(live_server, transactional_db):
+    account = make_account()
+    make_subscription(account=account)
+    _, pro = make_api_key(account=account)
+    acme = make_startup(name="Acme", slug="acme", mrr=1000, category="Tools")
+    make_startup(name="Beta", slug="beta", mrr=500, category="Tools")
+    make_startup(name="Other", slug="other", mrr=50, category="Food")
+    make_verification(acme)
+    for day, mrr in ((1, 900), (2, 950), (3, 1000)):
+        RevenueSnapshot.objects.create(
+            startup=acme,
+            date=date(2026, 11, day),
+            provider="stripe",
+            mrr=mrr,
+            arr=mrr * 12,
+            customers=10 + day,
+            last_30_days=100 * day,
+            total_revenue=5000,
+            synced_at=datetime(2026, 11, day, 23, tzinfo=UTC),
+        )
+    result = run_client(
+        """
+        client = openstartup.Client(base_url=url, api_key=key)
+        history = client.startups.history("acme", from_="2026-11-02", to="2026-11-03")
+        attestation = client.startups.attestation("acme")
+        try:
+            client.startups.attestation("beta")  # self-reported: nothing to attest
+            missing = None
+        except openstartup.OpenStartupError as error:
+            missing = error_fields(error)
+        export = client.startups.export(category="tools", sort="name-asc")
+        rows = [row["slug"] for row in export]
+        free = openstartup.Client(base_url=url)
+        try:
+            list(free.startups.export())
+            refused = None
+        except openstartup.OpenStartupError as error:
+            refused = error_fields(error)
+        result = {"history": history, "attestation": attestation, "missing": missing,
+                  "rows": rows, "meta": export.meta, "refused": refused}
+        """,
+        url=live_server.url,
+        key=pro,
+    )
+    assert [(p["date"], p["mrr"], p["customers"]) for p in result["history"]] == [
+        ("2026-11-02", 950, 12),
+        ("2026-11-03", 1000, 13),
+    ]
+    jws = result["attestation"]["jws"]
+    assert jws.count(".") == 2 and result["attestation"]["keyId"]
+    assert (result["missing"]["status"], result["missing"]["code"]) == (404, "not_found")
+    assert result["rows"] == ["acme", "beta"]
+    assert result["meta"]["count"] == 2
+    assert (result["refused"]["status"], result["refused"]["code"]) == (403, "pro_required")

@@ -14,8 +14,16 @@ from pathlib import Path
 import pytest
 
 from quota.models import MonthlyUsage
+from startups.models import Startup
 from tests.contract import openapi_document
-from tests.factories import bearer, make_account, make_api_key, make_startup, make_subscription
+from tests.factories import (
+    bearer,
+    make_account,
+    make_api_key,
+    make_startup,
+    make_subscription,
+    make_verification,
+)
 
 pytestmark = pytest.mark.django_db
 ROOT = Path(__file__).resolve().parent.parent
@@ -50,6 +58,16 @@ def test_head_on_the_list_and_a_detail_spends_nothing(client, twelve):
     assert remaining(client.get("/api/v1/startups")) == 90
     assert remaining(client.get("/api/v1/startups/s01")) == 89
     assert remaining(client.head("/api/v1/startups")) == 89
+
+
+def test_head_on_history_and_attestation_spends_nothing(client, twelve):
+    make_verification(Startup.objects.get(slug="s01"))
+    for path in ("/api/v1/startups/s01/history", "/api/v1/startups/s01/attestation"):
+        head = client.head(path)
+        assert head.status_code == 200 and head.content == b""
+        assert remaining(head) == 100
+    assert not MonthlyUsage.objects.filter(used__gt=0).exists()
+    assert remaining(client.get("/api/v1/startups/s01/history")) == 99
 
 
 def test_head_answers_what_get_would_when_the_allowance_is_used_up(client, twelve):
