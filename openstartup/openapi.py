@@ -434,6 +434,23 @@ def describe_head_and_options(result: dict, **kwargs: Any) -> dict:
     return result
 
 
+def describe_server_limits(result: dict, **kwargs: Any) -> dict:
+    """Every operation may meet gunicorn's bound on the request line (8190 bytes, issue 18):
+    a longer URL is refused with 414 by the HTTP server before the API sees it."""
+    for item in result.get("paths", {}).values():
+        for operation in item.values():
+            if isinstance(operation, dict) and "responses" in operation:
+                operation["responses"].setdefault(
+                    "414",
+                    {
+                        "description": "URI Too Long: the request line is longer than 8190 "
+                        "bytes; refused by the HTTP server (gunicorn) before the API, without "
+                        "the API's headers or error object. Send shorter parameters."
+                    },
+                )
+    return result
+
+
 def sparse_fieldsets(result: dict, **kwargs: Any) -> dict:
     """With `fields=`, REST items carry only the fields asked for: each item schema gets a
     `...Sparse` twin with nothing required (down to its object-valued fields), and the

@@ -493,6 +493,7 @@ SPECTACULAR_SETTINGS = {
         "openstartup.openapi.close_objects",
         "openstartup.openapi.sparse_fieldsets",
         "openstartup.openapi.describe_head_and_options",
+        "openstartup.openapi.describe_server_limits",
     ],
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",

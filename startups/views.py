@@ -302,7 +302,7 @@ class StartupDetailView(QuotaHeadersMixin, DocumentedOptions, APIView):
 _SLUG = OpenApiParameter("slug", str, OpenApiParameter.PATH, description="The startup's slug.")
 
 
-class StartupHistoryView(QuotaHeadersMixin, APIView):
+class StartupHistoryView(QuotaHeadersMixin, DocumentedOptions, APIView):
     renderer_classes = [CamelCaseJSONRenderer]
 
     @extend_schema(
@@ -338,7 +338,7 @@ class StartupHistoryView(QuotaHeadersMixin, APIView):
         return Response({"data": SnapshotSerializer(snapshots, many=True).data, "meta": meta})
 
 
-class StartupAttestationView(QuotaHeadersMixin, APIView):
+class StartupAttestationView(QuotaHeadersMixin, DocumentedOptions, APIView):
     renderer_classes = [CamelCaseJSONRenderer]
 
     @extend_schema(

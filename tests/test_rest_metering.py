@@ -84,6 +84,8 @@ def test_head_answers_what_get_would_when_the_allowance_is_used_up(client, twelv
     [
         "/api/v1/startups",
         "/api/v1/startups/s01",
+        "/api/v1/startups/s01/history",
+        "/api/v1/startups/s01/attestation",
         "/api/v1/categories",
         "/api/v1/exports/startups.ndjson",
         "/api/ai/discovery",
