@@ -19,12 +19,9 @@ from mcpserver.protocol import (
     PARSE_ERROR,
     error_response,
     handle_message,
-    readable_id,
 )
-from openstartup.errors import ApiError
+from openstartup.errors import ApiError, json_content_type, mcp_api_error
 
-# JSON-RPC code for the API's own errors (e.g. 401 invalid_api_key); data.code names the spec code.
-API_ERROR = -32010
 # RFC 6750 challenge on every 401, so MCP clients report a bad key, not an OAuth failure.
 BEARER_CHALLENGE = 'Bearer realm="mcp", error="invalid_token"'
 
@@ -32,18 +29,6 @@ BEARER_CHALLENGE = 'Bearer realm="mcp", error="invalid_token"'
 def _json(body: Any, status: int = 200, headers: dict[str, str] | None = None) -> HttpResponse:
     return HttpResponse(
         orjson.dumps(body), status=status, content_type="application/json", headers=headers
-    )
-
-
-def _json_content_type(request: HttpRequest) -> bool:
-    """JSON (`application/json`, `application/*+json`, any parameters), or no Content-Type.
-
-    Anything else is refused with 415 rather than parsed anyway: a form or text/plain post is
-    what a browser can send cross-site without a CORS preflight.
-    """
-    media = request.META.get("CONTENT_TYPE", "").split(";", 1)[0].strip().lower()
-    return media in ("", "application/json") or (
-        media.startswith("application/") and media.endswith("+json")
     )
 
 
@@ -59,22 +44,11 @@ def _origin_allowed(request: HttpRequest) -> bool:
     return origin in [*settings.MCP_ALLOWED_ORIGINS, *own]
 
 
-def _id_if_readable(request: HttpRequest) -> str | int | None:
-    """The JSON-RPC id of the posted message when the body is JSON that carries a valid one."""
-    if not _json_content_type(request):
-        return None
-    try:
-        return readable_id(orjson.loads(request.body))
-    except (RequestDataTooBig, orjson.JSONDecodeError):
-        return None
-
-
 def _api_error(request: HttpRequest, error: ApiError) -> HttpResponse:
     headers = dict(error.headers)
     if error.status_code == 401:
         headers.setdefault("WWW-Authenticate", BEARER_CHALLENGE)
-    body = error_response(_id_if_readable(request), API_ERROR, error.message, {"code": error.code})
-    return _json(body, status=error.status_code, headers=headers or None)
+    return mcp_api_error(request, error.code, error.message, error.status_code, headers)
 
 
 @csrf_exempt
@@ -90,7 +64,7 @@ def mcp_endpoint(request: HttpRequest) -> HttpResponse:
         key_account_of(request)
     except ApiError as error:
         return _api_error(request, error)
-    if not _json_content_type(request):
+    if not json_content_type(request):
         body = error_response(
             None, INVALID_REQUEST, "Send the JSON-RPC message as application/json"
         )

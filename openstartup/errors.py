@@ -186,22 +186,32 @@ def database_unavailable(
     else:
         message = "The database is unreachable; retry shortly."
     headers = {"Retry-After": str(DATABASE_RETRY_AFTER_SECONDS), "Cache-Control": "no-store"}
-    if request is not None and request.path == "/api/mcp":
-        body = {
-            "jsonrpc": "2.0",
-            "id": _jsonrpc_id(request),
-            "error": {
-                "code": MCP_API_ERROR,
-                "message": message,
-                "data": {"code": "service_unavailable"},
-            },
-        }
-        return JsonResponse(body, status=503, headers=headers)
+    if request is not None and is_mcp(request):
+        return mcp_api_error(request, "service_unavailable", message, 503, headers)
     return json_error("service_unavailable", message, 503, headers=headers)
 
 
-def _jsonrpc_id(request: HttpRequest) -> str | int | None:
-    """The id of the JSON-RPC request being answered, when it has a valid one."""
+def is_mcp(request: HttpRequest) -> bool:
+    """Whether the request is for the MCP endpoint (served with and without a trailing slash)."""
+    return request.path.rstrip("/") == "/api/mcp"
+
+
+def json_content_type(request: HttpRequest) -> bool:
+    """JSON (`application/json`, `application/*+json`, any parameters), or no Content-Type.
+
+    The MCP view refuses anything else with 415 rather than parsing it anyway: a form or
+    text/plain post is what a browser can send cross-site without a CORS preflight.
+    """
+    media = request.META.get("CONTENT_TYPE", "").split(";", 1)[0].strip().lower()
+    return media in ("", "application/json") or (
+        media.startswith("application/") and media.endswith("+json")
+    )
+
+
+def _mcp_request_id(request: HttpRequest) -> str | int | None:
+    """The JSON-RPC id of the posted message when the body is JSON that carries a valid one."""
+    if not json_content_type(request):
+        return None
     try:
         message = json.loads(request.body)
     except Exception:  # unreadable, too large, not JSON: no id to echo
@@ -209,6 +219,20 @@ def _jsonrpc_id(request: HttpRequest) -> str | int | None:
     request_id = message.get("id") if isinstance(message, dict) else None
     valid = isinstance(request_id, str | int) and not isinstance(request_id, bool)
     return request_id if valid else None
+
+
+def mcp_api_error(
+    request: HttpRequest, code: str, message: str, status: int, headers: dict[str, str]
+) -> HttpResponse:
+    """An API error (bad key, rate limit, outage) as MCP clients expect it: a JSON-RPC error
+    object with the request's id, `MCP_API_ERROR` as its code and the spec's code in `data`.
+    The one place for this shape: the MCP view, the rate limiter and the 503 all use it."""
+    body = {
+        "jsonrpc": "2.0",
+        "id": _mcp_request_id(request),
+        "error": {"code": MCP_API_ERROR, "message": message, "data": {"code": code}},
+    }
+    return JsonResponse(body, status=status, headers=headers or None)
 
 
 def _is_api(request: HttpRequest) -> bool:

@@ -33,8 +33,11 @@ from openstartup.errors import (
     RateLimited,
     error_body,
     is_database_unavailable,
+    is_mcp,
+    mcp_api_error,
 )
 from quota.callers import client_address, client_key
+from quota.headers import add_policy_items
 
 logger = logging.getLogger("openstartup.cache")  # logged at most once a minute (settings)
 
@@ -43,8 +46,6 @@ WINDOW_SECONDS = 60
 # Query parameters that look like an API key (openstartup/accesslog.py SECRET_PARAMETERS) are
 # refused, so the key is not served as anonymous and the client learns to use the header.
 EXEMPT_PATHS = frozenset({"/healthz", "/readyz"})
-# JSON-RPC code the MCP view uses for the API's own errors (mcpserver/views.py API_ERROR).
-MCP_API_ERROR = -32010
 
 
 @dataclass(frozen=True)
@@ -173,30 +174,13 @@ def rate_limit_headers(decision: Decision) -> dict[str, str]:
     }
 
 
-def _add_headers(response: HttpResponse, headers: dict[str, str]) -> None:
-    # Other policies (e.g. the monthly allowance) may be in these headers already: both are
-    # lists of policies, so ours is appended.
-    for name, value in headers.items():
-        existing = response.get(name)
-        response[name] = f"{existing}, {value}" if existing else value
-
-
 def _refusal(request: HttpRequest, error: ApiError) -> HttpResponse:
     """An error answer in the shape of the surface asked: JSON-RPC on /api/mcp, the API's error
     object elsewhere under /api/ and on /llms.txt, plain text on pages."""
     path = request.path
-    if path.rstrip("/") == "/api/mcp":
-        body = {
-            "jsonrpc": "2.0",
-            "id": None,
-            "error": {
-                "code": MCP_API_ERROR,
-                "message": error.message,
-                "data": {"code": error.code},
-            },
-        }
-        content, content_type = orjson.dumps(body), "application/json"
-    elif path.startswith("/api/") or path == "/llms.txt":
+    if is_mcp(request):
+        return mcp_api_error(request, error.code, error.message, error.status_code, error.headers)
+    if path.startswith("/api/") or path == "/llms.txt":
         content, content_type = (
             orjson.dumps(error_body(error.code, error.message)),
             "application/json",
@@ -251,5 +235,5 @@ class FairUseMiddleware:
             )
         else:
             response = self.get_response(request)
-        _add_headers(response, headers)
+        add_policy_items(response, headers)
         return response

@@ -88,13 +88,18 @@ def quota_meta(status: QuotaStatus) -> dict:
     return meta
 
 
+def add_policy_items(response: HttpResponse, items: dict[str, str]) -> None:
+    """Add policies' items to the `RateLimit`/`RateLimit-Policy` list headers, keeping any
+    other policy's item already there (the monthly allowance and the fair-use limit)."""
+    for name, item in items.items():
+        existing = response.get(name)
+        response[name] = f"{existing}, {item}" if existing else item
+
+
 def stamp(response: HttpResponse, status: QuotaStatus) -> None:
     for name, value in quota_headers(status).items():
         response[name] = value
-    for name, item in ratelimit_items(status).items():
-        # List headers: keep any other policy's item already there.
-        existing = response.get(name)
-        response[name] = f"{existing}, {item}" if existing else item
+    add_policy_items(response, ratelimit_items(status))
 
 
 class QuotaHeadersMixin:

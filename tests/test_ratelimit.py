@@ -74,6 +74,7 @@ def test_the_ai_surface_mcp_and_public_pages_are_limited_too(client, limited):
     mcp = client.post("/api/mcp", data=MCP_PING, content_type="application/json")
     assert mcp.status_code == 429
     assert mcp.json()["error"]["data"]["code"] == "rate_limited"
+    assert mcp.json()["id"] == 1  # the JSON-RPC answer names the request it refuses
     assert "Retry-After" in mcp
 
     page = client.get("/docs/guide/", REMOTE_ADDR="192.0.2.2")
