@@ -121,13 +121,8 @@ def test_the_replica_is_never_migrated(with_replica):
 # gunicorn
 
 
-def test_gunicorn_config_reads_workers_threads_and_trusted_proxies_from_the_environment():
-    env = {
-        **os.environ,
-        "WEB_CONCURRENCY": "3",
-        "GUNICORN_THREADS": "4",
-        "TRUSTED_PROXIES": "10.0.0.1/8, 192.0.2.7",
-    }
+def gunicorn_config(env: dict[str, str] | None = None) -> dict[str, str]:
+    """gunicorn's settings as `make run` would start it (gunicorn.conf.py), by name."""
     run = subprocess.run(
         [str(Path(sys.executable).parent / "gunicorn"), "--print-config", "openstartup.wsgi"],
         cwd=ROOT,
@@ -137,10 +132,20 @@ def test_gunicorn_config_reads_workers_threads_and_trusted_proxies_from_the_envi
         timeout=60,
     )
     assert run.returncode == 0, run.stderr
-    config = {
+    return {
         name.strip(): value.strip()
         for name, _, value in (line.partition("=") for line in run.stdout.splitlines())
     }
+
+
+def test_gunicorn_config_reads_workers_threads_and_trusted_proxies_from_the_environment():
+    env = {
+        **os.environ,
+        "WEB_CONCURRENCY": "3",
+        "GUNICORN_THREADS": "4",
+        "TRUSTED_PROXIES": "10.0.0.1/8, 192.0.2.7",
+    }
+    config = gunicorn_config(env)
     assert config["workers"] == "3"
     assert config["threads"] == "4"
     assert config["forwarded_allow_ips"] == "['10.0.0.0/8', '192.0.2.7/32']"

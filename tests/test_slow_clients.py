@@ -2,8 +2,6 @@
 connections must not stall the service, and an endless request line is refused, not a 500."""
 
 import socket
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -11,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.test_faults import gunicorn_server, http_get
+from tests.test_production import gunicorn_config
 
 ROOT = Path(__file__).resolve().parent.parent
 QUIET = {"GUNICORN_ACCESS_LOG": "", "LOG_LEVEL": "CRITICAL"}
@@ -85,18 +84,7 @@ def test_an_oversized_header_field_is_refused_not_served(size):
 
 
 def test_the_gunicorn_config_bounds_request_sizes_and_uses_the_threaded_worker():
-    run = subprocess.run(
-        [str(Path(sys.executable).parent / "gunicorn"), "--print-config", "openstartup.wsgi"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert run.returncode == 0, run.stderr
-    config = {
-        name.strip(): value.strip()
-        for name, _, value in (line.partition("=") for line in run.stdout.splitlines())
-    }
+    config = gunicorn_config()
     assert config["worker_class"] == "openstartup.gunicorn_worker.ThreadWorker"
     assert config["limit_request_line"] == "8190"
     assert config["limit_request_field_size"] == "8190"
