@@ -51,6 +51,13 @@ def subscription(account, status: str, *, ends_in: int = 30 * 86400) -> dict:
     }
 
 
+def subscription_event(account, event_id: str, kind: str, status: str, *, created: int) -> str:
+    """A `customer.subscription.<kind>` event carrying the account's subscription in `status`."""
+    return event(
+        event_id, f"customer.subscription.{kind}", subscription(account, status), created=created
+    )
+
+
 def checkout_completed(account) -> dict:
     return {
         "id": "cs_1",
@@ -142,20 +149,10 @@ def test_a_signed_checkout_makes_the_account_pro_at_once_and_its_end_makes_it_fr
     assert page_size(raw) == 50  # the key has Pro's page size on the very next request
     assert "Manage billing" in signed_in(account).get("/dashboard/").content.decode()
 
-    deliver(
-        event(
-            "evt_2",
-            "customer.subscription.updated",
-            subscription(account, "active"),
-            created=now + 1,
-        )
-    )
+    deliver(subscription_event(account, "evt_2", "updated", "active", created=now + 1))
     assert plan_name(account) == "Pro"
-    ended = subscription(account, "canceled")
-    assert (
-        deliver(event("evt_3", "customer.subscription.deleted", ended, created=now + 2)).status_code
-        == 200
-    )
+    ended = subscription_event(account, "evt_3", "deleted", "canceled", created=now + 2)
+    assert deliver(ended).status_code == 200
     assert plan_name(account) == "Free"
     assert page_size(raw) == 10
 
@@ -164,12 +161,8 @@ def test_a_signed_checkout_makes_the_account_pro_at_once_and_its_end_makes_it_fr
 def test_replayed_and_late_events_change_nothing(stripe_settings):
     account = make_account()
     now = int(time.time())
-    created = event(
-        "evt_c", "customer.subscription.created", subscription(account, "active"), created=now
-    )
-    deleted = event(
-        "evt_d", "customer.subscription.deleted", subscription(account, "canceled"), created=now + 5
-    )
+    created = subscription_event(account, "evt_c", "created", "active", created=now)
+    deleted = subscription_event(account, "evt_d", "deleted", "canceled", created=now + 5)
     late_checkout = event(
         "evt_k", "checkout.session.completed", checkout_completed(account), created=now - 1
     )
@@ -190,20 +183,9 @@ def test_replayed_and_late_events_change_nothing(stripe_settings):
 def test_pro_comes_back_when_a_newer_subscription_event_says_active(stripe_settings):
     account = make_account()
     now = int(time.time())
-    deliver(
-        event(
-            "evt_a", "customer.subscription.updated", subscription(account, "unpaid"), created=now
-        )
-    )
+    deliver(subscription_event(account, "evt_a", "updated", "unpaid", created=now))
     assert plan_name(account) == "Free"
-    deliver(
-        event(
-            "evt_b",
-            "customer.subscription.updated",
-            subscription(account, "active"),
-            created=now + 1,
-        )
-    )
+    deliver(subscription_event(account, "evt_b", "updated", "active", created=now + 1))
     assert plan_name(account) == "Pro"
 
 
@@ -211,11 +193,7 @@ def test_pro_comes_back_when_a_newer_subscription_event_says_active(stripe_setti
 def test_a_failed_payment_is_shown_and_pro_lasts_while_stripe_retries(stripe_settings):
     account = make_account()
     now = int(time.time())
-    deliver(
-        event(
-            "evt_1", "customer.subscription.created", subscription(account, "active"), created=now
-        )
-    )
+    deliver(subscription_event(account, "evt_1", "created", "active", created=now))
     # The invoice names its subscription where current API versions put it.
     invoice = {
         "id": "in_1",
@@ -226,14 +204,7 @@ def test_a_failed_payment_is_shown_and_pro_lasts_while_stripe_retries(stripe_set
     answer = deliver(event("evt_2", "invoice.payment_failed", invoice, created=now + 1))
     assert answer.json()["outcome"] == "payment failure noted"
     assert answer.status_code == 200
-    deliver(
-        event(
-            "evt_3",
-            "customer.subscription.updated",
-            subscription(account, "past_due"),
-            created=now + 2,
-        )
-    )
+    deliver(subscription_event(account, "evt_3", "updated", "past_due", created=now + 2))
     assert plan_name(account) == "Pro"
     assert "payment failed" in signed_in(account).get("/dashboard/").content.decode()
 

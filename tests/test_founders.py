@@ -13,41 +13,15 @@ from django.utils import timezone
 from founders.models import ReportedRevenue, StartupClaim
 from startups.models import Startup
 from tests.factories import make_account, make_startup, make_verification
-from tests.verification_fakes import FakeProviders, always, stripe_routes
+from tests.verification_fakes import FakeProviders, always, stripe_account
 from verification.models import ProviderConnection
 
 KEY = "rk_live_founder_dashboard_key_1234"
 
 
 def stripe_data() -> dict:
-    """A Stripe account with one $49/month subscription and a $49 charge two days ago."""
-    charged = int((timezone.now() - timedelta(days=2)).timestamp())
-    return stripe_routes(
-        subscriptions=[
-            {
-                "id": "sub_1",
-                "status": "active",
-                "currency": "usd",
-                "customer": "cus_1",
-                "items": {
-                    "has_more": False,
-                    "data": [
-                        {
-                            "id": "si_1",
-                            "quantity": 1,
-                            "price": {
-                                "unit_amount": 4900,
-                                "recurring": {"interval": "month", "usage_type": "licensed"},
-                            },
-                        }
-                    ],
-                },
-            }
-        ],
-        balance_transactions=[
-            {"id": "txn_1", "type": "charge", "amount": 4900, "currency": "usd", "created": charged}
-        ],
-    )
+    """The $49/month Stripe account, its $49 charge two days ago."""
+    return stripe_account(charged=int((timezone.now() - timedelta(days=2)).timestamp()))
 
 
 def signed_in(account) -> Client:

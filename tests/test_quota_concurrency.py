@@ -1,7 +1,6 @@
 """The allowance is exact under parallel load: threads on the service, and two gunicorn
 instances sharing the test database, hammered by one key (PostgreSQL and SQLite)."""
 
-import os
 import random
 import socket
 import subprocess
@@ -13,12 +12,13 @@ from pathlib import Path
 
 import httpx
 import pytest
-from django.db import connection, connections
+from django.db import connections
 
 from quota.models import MonthlyUsage
 from quota.plans import FREE
 from quota.services import Caller, QuotaExceeded, quota_refund, quota_reserve
 from tests.factories import make_account, make_api_key, make_startups
+from tests.processes import process_env, skip_unless_the_database_can_be_shared
 
 ROOT = Path(__file__).resolve().parent.parent
 THREADS = 12
@@ -99,21 +99,12 @@ def free_port() -> int:
 
 def server_env() -> dict[str, str]:
     """Environment pointing a gunicorn at this test run's database."""
-    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "SQLITE_PATH")}
-    db = connection.settings_dict
-    if connection.vendor == "postgresql":
-        auth = db["USER"] + (f":{db['PASSWORD']}" if db["PASSWORD"] else "")
-        env["DATABASE_URL"] = f"postgres://{auth}@{db['HOST']}:{db['PORT'] or 5432}/{db['NAME']}"
-    else:
-        env["SQLITE_PATH"] = str(db["NAME"])
-    env["DB_CONN_MAX_AGE"] = "0"
-    return env
+    return {**process_env(), "DB_CONN_MAX_AGE": "0"}
 
 
 @pytest.fixture
 def two_servers(transactional_db):
-    if connection.vendor == "sqlite" and "memory" in str(connection.settings_dict["NAME"]):
-        pytest.skip("an in-memory SQLite test database cannot be shared with other processes")
+    skip_unless_the_database_can_be_shared()
     gunicorn = Path(sys.executable).with_name("gunicorn")
     processes, urls = [], []
     for _ in range(2):

@@ -20,7 +20,7 @@ from tests.verification_fakes import (
     gumroad_routes,
     lemonsqueezy_routes,
     polar_routes,
-    stripe_routes,
+    stripe_account,
 )
 from verification.models import ProviderConnection
 
@@ -56,38 +56,7 @@ def connect_all(fake: FakeProviders, monkeypatch) -> None:
         fake,
         "stripe-co",
         "stripe",
-        stripe_routes(
-            subscriptions=[
-                {
-                    "id": "sub_1",
-                    "status": "active",
-                    "currency": "usd",
-                    "customer": "cus_1",
-                    "items": {
-                        "has_more": False,
-                        "data": [
-                            {
-                                "id": "si_1",
-                                "quantity": 1,
-                                "price": {
-                                    "unit_amount": 4900,
-                                    "recurring": {"interval": "month", "usage_type": "licensed"},
-                                },
-                            }
-                        ],
-                    },
-                }
-            ],
-            balance_transactions=[
-                {
-                    "id": "txn_1",
-                    "type": "charge",
-                    "amount": 4900,
-                    "currency": "usd",
-                    "created": int(datetime(2026, 11, 1, tzinfo=UTC).timestamp()),
-                }
-            ],
-        ),
+        stripe_account(charged=int(datetime(2026, 11, 1, tzinfo=UTC).timestamp())),
         monkeypatch,
     )
     # Lemon Squeezy: $120/year = $10 MRR; one $120 order on Oct 10.

@@ -5,7 +5,6 @@ Everything goes through the local fake provider server (tests/verification_fakes
 """
 
 import io
-import os
 import subprocess
 import sys
 import threading
@@ -18,6 +17,7 @@ from django.core.management import call_command
 from django.db import connection as db_connection
 
 from startups.models import MonthlyRevenue, Startup, Verification
+from tests.processes import process_env, skip_unless_the_database_can_be_shared
 from tests.verification_fakes import (
     NOW,
     FakeProviders,
@@ -85,6 +85,21 @@ def good_then(fake: FakeProviders, path: str, route) -> ProviderConnection:
     return connection
 
 
+def sync_fails(connection: ProviderConnection, message: str) -> float:
+    """A sync of `connection` ends in an error that says `message`; returns its seconds."""
+    started = time.monotonic()
+    revenue_sync(connection=connection, now=NOW)
+    elapsed = time.monotonic() - started
+    assert connection.status == "error"
+    assert message in connection.last_error
+    return elapsed
+
+
+def stripe_page(data: list[dict], *, has_more: bool = False):
+    """A Stripe list route answering the same page of `data` every time."""
+    return lambda query: ok({"object": "list", "data": data, "has_more": has_more})
+
+
 def assert_kept_the_good_figures(connection: ProviderConnection) -> None:
     startup = Startup.objects.get(pk=connection.startup_id)
     assert startup.mrr == 49 and startup.verification.mrr == 49
@@ -95,11 +110,9 @@ def assert_kept_the_good_figures(connection: ProviderConnection) -> None:
 
 def test_endless_has_more_with_a_stuck_cursor_is_an_error(fake_providers):
     # The same page (same last id) forever with has_more: true.
-    page = {"object": "list", "data": [sub("sub_same", 100)], "has_more": True}
-    connection = good_then(fake_providers, "/v1/subscriptions", lambda query: ok(page))
-    revenue_sync(connection=connection, now=NOW)
-    assert connection.status == "error"
-    assert "did not advance" in connection.last_error
+    page = stripe_page([sub("sub_same", 100)], has_more=True)
+    connection = good_then(fake_providers, "/v1/subscriptions", page)
+    sync_fails(connection, "did not advance")
     assert fake_providers.calls("/v1/subscriptions") <= 3
     assert_kept_the_good_figures(connection)
 
@@ -114,9 +127,7 @@ def test_endless_has_more_with_new_ids_stops_at_the_page_cap(fake_providers, set
 
     connection = good_then(fake_providers, "/v1/balance_transactions", endless)
     before = fake_providers.calls("/v1/balance_transactions")
-    revenue_sync(connection=connection, now=NOW)
-    assert connection.status == "error"
-    assert "more than 20 pages" in connection.last_error
+    sync_fails(connection, "more than 20 pages")
     assert fake_providers.calls("/v1/balance_transactions") - before == 20
     assert_kept_the_good_figures(connection)
 
@@ -126,12 +137,8 @@ def test_a_dripping_body_is_cut_at_the_call_deadline(fake_providers, settings):
     settings.PROVIDER_HTTP_TIMEOUT_SECONDS = 15
     settings.PROVIDER_HTTP_CALL_DEADLINE_SECONDS = 2
     connection = good_then(fake_providers, "/v1/subscriptions", dripping(every=3))
-    started = time.monotonic()
-    revenue_sync(connection=connection, now=NOW)
-    elapsed = time.monotonic() - started
+    elapsed = sync_fails(connection, "did not answer GET /v1/subscriptions in time")
     assert elapsed < 3.5, elapsed
-    assert connection.status == "error"
-    assert "did not answer GET /v1/subscriptions in time" in connection.last_error
     assert_kept_the_good_figures(connection)
 
 
@@ -140,10 +147,7 @@ def test_the_whole_sync_has_a_deadline_too(fake_providers, settings):
     settings.PROVIDER_HTTP_CALL_DEADLINE_SECONDS = 60
     settings.PROVIDER_SYNC_DEADLINE_SECONDS = 1.5
     connection = good_then(fake_providers, "/v1/balance_transactions", dripping(every=0.5))
-    started = time.monotonic()
-    revenue_sync(connection=connection, now=NOW)
-    assert time.monotonic() - started < 3
-    assert connection.status == "error" and "in time" in connection.last_error
+    assert sync_fails(connection, "in time") < 3
 
 
 @pytest.mark.parametrize("declare_length", [True, False])
@@ -151,9 +155,7 @@ def test_a_huge_body_is_refused_not_read_into_memory(fake_providers, settings, d
     settings.PROVIDER_HTTP_MAX_BODY_BYTES = 1024 * 1024
     route = huge(size=8 * 1024 * 1024, declare_length=declare_length)
     connection = good_then(fake_providers, "/v1/balance_transactions", route)
-    revenue_sync(connection=connection, now=NOW)
-    assert connection.status == "error"
-    assert "sent more than 1 MB" in connection.last_error
+    sync_fails(connection, "sent more than 1 MB")
     assert_kept_the_good_figures(connection)
 
 
@@ -169,9 +171,7 @@ def test_many_pages_of_normal_size_are_capped_in_total_bytes(fake_providers, set
         return ok({"object": "list", "data": data, "has_more": n < 30})
 
     connection = good_then(fake_providers, "/v1/balance_transactions", pages)
-    revenue_sync(connection=connection, now=NOW)
-    assert connection.status == "error"
-    assert "more than 1 MB in one sync" in connection.last_error
+    sync_fails(connection, "more than 1 MB in one sync")
     assert_kept_the_good_figures(connection)
 
 
@@ -189,28 +189,16 @@ def test_a_second_sync_run_while_one_holds_the_lease_skips_that_startup(fake_pro
 
 def test_a_negative_amount_is_an_error_and_nothing_is_written(fake_providers):
     bad = [charge_txn("txn_1", 4900, NOV_1), charge_txn("txn_2", -500, NOV_1)]
-    connection = good_then(
-        fake_providers, "/v1/balance_transactions", lambda query: ok(
-            {"object": "list", "data": bad, "has_more": False}
-        )
-    )  # fmt: skip
-    revenue_sync(connection=connection, now=NOW)
-    assert connection.status == "error"
-    assert "negative" in connection.last_error
+    connection = good_then(fake_providers, "/v1/balance_transactions", stripe_page(bad))
+    sync_fails(connection, "negative")
     assert_kept_the_good_figures(connection)
 
 
 def test_a_year_one_timestamp_is_an_error_not_24000_months(fake_providers):
     year_one = -62135596800  # 0001-01-01T00:00:00Z
     bad = [charge_txn("txn_1", 4900, NOV_1), charge_txn("txn_2", 100, year_one)]
-    connection = good_then(
-        fake_providers, "/v1/balance_transactions", lambda query: ok(
-            {"object": "list", "data": bad, "has_more": False}
-        )
-    )  # fmt: skip
-    revenue_sync(connection=connection, now=NOW)
-    assert connection.status == "error"
-    assert "impossible date" in connection.last_error
+    connection = good_then(fake_providers, "/v1/balance_transactions", stripe_page(bad))
+    sync_fails(connection, "impossible date")
     assert MonthlyRevenue.objects.count() == 1
     assert_kept_the_good_figures(connection)
 
@@ -247,18 +235,25 @@ def in_thread(target, results: list) -> threading.Thread:
     return thread
 
 
+def hold_subscriptions(fake: FakeProviders, *, seconds: float):
+    """Acme's `/v1/subscriptions` calls wait (up to `seconds`) until `release` is set; `entered`
+    is set when one arrives. Returns (entered, release, the plain route)."""
+    entered, release = threading.Event(), threading.Event()
+    plain = fake.accounts["rk_live_acme"]["/v1/subscriptions"]
+
+    def held(query):
+        entered.set()
+        release.wait(seconds)
+        return plain(query)
+
+    fake.accounts["rk_live_acme"]["/v1/subscriptions"] = held
+    return entered, release, plain
+
+
 @pytest.mark.django_db(transaction=True)
 def test_only_one_sync_of_a_connection_runs_at_a_time(fake_providers):
     connection = connect(fake_providers)
-    entered, release = threading.Event(), threading.Event()
-    plain = fake_providers.accounts["rk_live_acme"]["/v1/subscriptions"]
-
-    def blocked(query):
-        entered.set()
-        release.wait(10)
-        return plain(query)
-
-    fake_providers.accounts["rk_live_acme"]["/v1/subscriptions"] = blocked
+    entered, release, plain = hold_subscriptions(fake_providers, seconds=10)
     results: list = []
     first = in_thread(lambda: revenue_sync(connection=connection, now=NOW), results)
     assert entered.wait(10)
@@ -315,35 +310,14 @@ def test_an_older_fetch_finishing_last_never_overwrites_newer_figures(fake_provi
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def process_env() -> dict[str, str]:
-    """Environment pointing a `manage.py` process at this test run's database."""
-    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "SQLITE_PATH")}
-    db = db_connection.settings_dict
-    if db_connection.vendor == "postgresql":
-        auth = db["USER"] + (f":{db['PASSWORD']}" if db["PASSWORD"] else "")
-        env["DATABASE_URL"] = f"postgres://{auth}@{db['HOST']}:{db['PORT'] or 5432}/{db['NAME']}"
-    else:
-        env["SQLITE_PATH"] = str(db["NAME"])
-    return env
-
-
 @pytest.mark.django_db(transaction=True)
 def test_two_sync_processes_at_once_sync_a_startup_once(fake_providers):
     # Process 1 takes the lease and is held inside its first provider call; process 2, started
     # meanwhile, finds the lease taken and skips the startup without calling the provider; once
     # process 1 is let go it writes its figures.
-    if db_connection.vendor == "sqlite" and "memory" in str(db_connection.settings_dict["NAME"]):
-        pytest.skip("an in-memory SQLite test database cannot be shared with other processes")
+    skip_unless_the_database_can_be_shared()
     connect(fake_providers)
-    entered, release = threading.Event(), threading.Event()
-    plain = fake_providers.accounts["rk_live_acme"]["/v1/subscriptions"]
-
-    def held(query):
-        entered.set()
-        release.wait(30)
-        return plain(query)
-
-    fake_providers.accounts["rk_live_acme"]["/v1/subscriptions"] = held
+    entered, release, _ = hold_subscriptions(fake_providers, seconds=30)
     command = [sys.executable, "manage.py", "sync_revenue", "--slug", "acme"]
     first = subprocess.Popen(
         command, cwd=ROOT, env=process_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE

@@ -1,18 +1,19 @@
 """A local fake of the payment providers' APIs for the verification tests.
 
-One threaded HTTP server on 127.0.0.1 with an ephemeral port. Each account is a bearer token
+One local server (tests/fake_server.py). Each account is a bearer token
 with its routes (path -> handler of the query); unknown or revoked tokens get 401, as the real
 providers answer. Pagination follows each provider's real scheme.
 """
 
-import json
 import threading
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
+
+from tests.fake_server import FakeServer, Stream, answer
 
 # The moment the golden cases are computed at (their hand-worked months end here).
 NOW = datetime(2026, 11, 15, 12, 0, tzinfo=UTC)
@@ -22,7 +23,7 @@ Answer = tuple[int, dict[str, str], Any]
 Route = Callable[[Query], Answer]
 
 
-class FakeProviders:
+class FakeProviders(FakeServer):
     def __init__(self) -> None:
         self.accounts: dict[str, dict[str, Route]] = {}
         self.revoked: set[str] = set()
@@ -45,67 +46,22 @@ class FakeProviders:
             if seen == path and all(query.get(k) == [v] for k, v in where.items())
         )
 
-    def __enter__(self) -> "FakeProviders":
-        fake = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:  # noqa: N802 - http.server's name
-                url = urlsplit(self.path)
-                query = parse_qs(url.query)
-                token = (self.headers.get("Authorization") or "").removeprefix("Bearer ")
-                with fake.lock:
-                    fake.requests.append((token, url.path, query))
-                    fake.headers.append(dict(self.headers.items()))
-                routes = fake.accounts.get(token)
-                if routes is None or token in fake.revoked:
-                    self.answer(401, {}, {"error": {"message": "Invalid API key provided"}})
-                    return
-                route = routes.get(url.path)
-                if route is None:
-                    self.answer(404, {}, {"error": {"message": f"no route {url.path}"}})
-                    return
-                self.answer(*route(query))
-
-            def answer(self, status: int, headers: dict[str, str], body: Any) -> None:
-                if isinstance(body, Stream):
-                    self.send_response(status)
-                    self.send_header("Content-Type", "application/json")
-                    for name, value in headers.items():
-                        self.send_header(name, value)
-                    self.end_headers()
-                    try:
-                        body.write(self.wfile)
-                    except OSError:
-                        pass  # the client hung up, as it should at its deadline
-                    return
-                payload = json.dumps(body).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                for name, value in headers.items():
-                    self.send_header(name, value)
-                self.end_headers()
-                self.wfile.write(payload)
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.base_url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True)
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-
-
-class Stream:
-    """A body written by hand: `write(wfile)` sends it (slowly, or a lot of it)."""
-
-    def __init__(self, write: Callable[[Any], None]):
-        self.write = write
+    def get(self, request: BaseHTTPRequestHandler) -> None:
+        url = urlsplit(request.path)
+        query = parse_qs(url.query)
+        token = (request.headers.get("Authorization") or "").removeprefix("Bearer ")
+        with self.lock:
+            self.requests.append((token, url.path, query))
+            self.headers.append(dict(request.headers.items()))
+        routes = self.accounts.get(token)
+        if routes is None or token in self.revoked:
+            answer(request, 401, {}, {"error": {"message": "Invalid API key provided"}})
+            return
+        route = routes.get(url.path)
+        if route is None:
+            answer(request, 404, {}, {"error": {"message": f"no route {url.path}"}})
+            return
+        answer(request, *route(query))
 
 
 def dripping(*, every: float, total: int = 10_000) -> Route:
@@ -197,6 +153,36 @@ def stripe_routes(
         path = f"/v1/{'coupons' if obj['object'] == 'coupon' else 'prices'}/{obj['id']}"
         routes[path] = lambda query, obj=obj: ok(obj)
     return routes
+
+
+def stripe_account(*, charged: int) -> dict[str, Route]:
+    """A Stripe account with one $49/month subscription and one $49 charge at `charged`."""
+    return stripe_routes(
+        subscriptions=[
+            {
+                "id": "sub_1",
+                "status": "active",
+                "currency": "usd",
+                "customer": "cus_1",
+                "items": {
+                    "has_more": False,
+                    "data": [
+                        {
+                            "id": "si_1",
+                            "quantity": 1,
+                            "price": {
+                                "unit_amount": 4900,
+                                "recurring": {"interval": "month", "usage_type": "licensed"},
+                            },
+                        }
+                    ],
+                },
+            }
+        ],
+        balance_transactions=[
+            {"id": "txn_1", "type": "charge", "amount": 4900, "currency": "usd", "created": charged}
+        ],
+    )
 
 
 # --- Lemon Squeezy: JSON:API, `page[number]` + `page[size]`, meta.page.lastPage -------------------

@@ -1,0 +1,24 @@
+"""Helpers for tests that start other processes (`manage.py`, gunicorn) on this test run's
+database."""
+
+import os
+
+import pytest
+from django.db import connection
+
+
+def skip_unless_the_database_can_be_shared() -> None:
+    if connection.vendor == "sqlite" and "memory" in str(connection.settings_dict["NAME"]):
+        pytest.skip("an in-memory SQLite test database cannot be shared with other processes")
+
+
+def process_env() -> dict[str, str]:
+    """Environment pointing a process at this test run's database."""
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "SQLITE_PATH")}
+    db = connection.settings_dict
+    if connection.vendor == "postgresql":
+        auth = db["USER"] + (f":{db['PASSWORD']}" if db["PASSWORD"] else "")
+        env["DATABASE_URL"] = f"postgres://{auth}@{db['HOST']}:{db['PORT'] or 5432}/{db['NAME']}"
+    else:
+        env["SQLITE_PATH"] = str(db["NAME"])
+    return env
