@@ -24,6 +24,30 @@ def stripe_data() -> dict:
     return stripe_account(charged=int((timezone.now() - timedelta(days=2)).timestamp()))
 
 
+# The revenue of a startup reported at $1500 MRR, without a provider.
+SELF_REPORTED_1500 = {
+    "mrr": 1500,
+    "arr": 18000,
+    "currency": "USD",
+    "verified": False,
+    "lastSyncedAt": None,
+    "growth30d": None,
+}
+
+
+def assert_verified_by_stripe_data(data: dict) -> None:
+    """A startup's detail after a sync of `stripe_data()`: verified, $49 MRR and $49 in total."""
+    assert data["revenue"].pop("lastSyncedAt") is not None
+    assert data["revenue"] == {
+        "mrr": 49,
+        "arr": 588,
+        "currency": "USD",
+        "verified": True,
+        "growth30d": None,
+    }
+    assert data["verification"]["totalRevenue"] == 49
+
+
 def signed_in(account) -> Client:
     client = Client()
     client.force_login(account)
@@ -225,15 +249,7 @@ def test_connecting_checks_the_key_syncs_at_once_and_never_shows_or_logs_the_key
     assert KEY not in connection.encrypted_key
     assert stripe_fake.calls("/v1/balance_transactions", limit="1") == 1  # the key check
     data = detail(startup.slug)
-    assert data["revenue"].pop("lastSyncedAt") is not None
-    assert data["revenue"] == {
-        "mrr": 49,
-        "arr": 588,
-        "currency": "USD",
-        "verified": True,
-        "growth30d": None,
-    }
-    assert data["verification"]["totalRevenue"] == 49
+    assert_verified_by_stripe_data(data)
 
     page = client.get(f"/dashboard/startups/{startup.slug}/").content.decode()
     assert KEY not in page
@@ -317,14 +333,7 @@ def test_disconnecting_deletes_the_key_and_brings_back_the_reported_figures_at_o
     client.post(f"/dashboard/startups/{slug}/disconnect/")
     assert not ProviderConnection.objects.exists()
     data = detail(slug)
-    assert data["revenue"] == {
-        "mrr": 1500,
-        "arr": 18000,
-        "currency": "USD",
-        "verified": False,
-        "lastSyncedAt": None,
-        "growth30d": None,
-    }
+    assert data["revenue"] == SELF_REPORTED_1500
     assert data["verification"] is None
 
 

@@ -50,6 +50,16 @@ def connect(fake: FakeProviders, slug: str, provider: str, routes: dict, monkeyp
     )
 
 
+def connect_refused(monkeypatch, stdin: str, error: type[Exception], match: str) -> None:
+    """`connect_provider x stripe`, reading `stdin`, raises `error` saying `match`; nothing is
+    connected."""
+    Startup.objects.create(name="x", slug="x")
+    monkeypatch.setattr(sys, "stdin", io.StringIO(stdin))
+    with pytest.raises(error, match=match):
+        call_command("connect_provider", "x", "stripe", stdout=io.StringIO())
+    assert not ProviderConnection.objects.exists()
+
+
 def connect_all(fake: FakeProviders, monkeypatch) -> None:
     # Stripe: $49/month, one charge of $49 on Nov 1.
     connect(
@@ -222,11 +232,7 @@ def test_sync_one_slug_fails_loudly_when_it_did_not_succeed(fake, monkeypatch):
 
 
 def test_connect_provider_refuses_a_missing_key(fake, monkeypatch):
-    Startup.objects.create(name="x", slug="x")
-    monkeypatch.setattr(sys, "stdin", io.StringIO(""))
-    with pytest.raises(Exception, match="no key"):
-        call_command("connect_provider", "x", "stripe", stdout=io.StringIO())
-    assert not ProviderConnection.objects.exists()
+    connect_refused(monkeypatch, "", Exception, "no key")
 
 
 def test_loop_mode_refreshes_every_period_and_survives_a_bad_round(fake, monkeypatch):
@@ -321,11 +327,8 @@ def test_connect_provider_takes_no_key_on_the_command_line_and_checks_the_api_ba
 
 
 def test_connect_provider_refuses_test_mode_keys_and_says_why(fake, monkeypatch):
-    Startup.objects.create(name="x", slug="x")
-    monkeypatch.setattr(sys, "stdin", io.StringIO("sk_test_51Habc\n"))
-    with pytest.raises(CommandError, match="not connected: this is a Stripe test-mode key"):
-        call_command("connect_provider", "x", "stripe", stdout=io.StringIO())
-    assert not ProviderConnection.objects.exists()
+    message = "not connected: this is a Stripe test-mode key"
+    connect_refused(monkeypatch, "sk_test_51Habc\n", CommandError, message)
 
 
 def test_connect_provider_says_a_lemon_squeezy_key_is_not_read_only(fake, monkeypatch):
