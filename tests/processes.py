@@ -2,6 +2,7 @@
 database."""
 
 import os
+import subprocess
 
 import pytest
 from django.db import connection
@@ -22,3 +23,10 @@ def process_env() -> dict[str, str]:
     else:
         env["SQLITE_PATH"] = str(db["NAME"])
     return env
+
+
+def run_to_the_end(argv: list[str], *, cwd, env: dict[str, str] | None, timeout: float) -> str:
+    """Run `argv` to its end: it must exit 0 (else its stderr is shown). Returns its stdout."""
+    run = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+    assert run.returncode == 0, run.stderr
+    return run.stdout

@@ -22,6 +22,7 @@ from django.test import Client
 from openstartup.logs import OncePerInterval
 from openstartup.settings import redis_cache
 from tests.factories import make_ai_startup, make_api_key, make_startup, make_subscription
+from tests.processes import run_to_the_end
 
 ROOT = Path(__file__).resolve().parent.parent
 ON_POSTGRES = os.environ.get("DATABASE_URL", "").startswith("postgres")
@@ -221,18 +222,10 @@ def test_with_postgresql_unreachable_every_endpoint_gives_a_quick_503_json(failu
     env.pop("REDIS_URL", None)
     env.pop("DATABASE_REPLICA_URL", None)
     try:
-        run = subprocess.run(
-            [sys.executable, "-c", DB_DOWN_SCRIPT],
-            cwd=ROOT,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
+        out = run_to_the_end([sys.executable, "-c", DB_DOWN_SCRIPT], cwd=ROOT, env=env, timeout=120)
     finally:
         silent.close()
-    assert run.returncode == 0, run.stderr
-    results = json.loads(run.stdout.strip().splitlines()[-1])
+    results = json.loads(out.strip().splitlines()[-1])
     assert results.pop("healthz")["status"] == 200
     readyz = results.pop("readyz")
     assert readyz["status"] == 503

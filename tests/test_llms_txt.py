@@ -7,7 +7,7 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, resolve, reverse
 from llms_txt import parse_llms_file
 
-from aisurface.llms import HIDDEN_ROUTES, ROUTE_DOCS, public_routes
+from aisurface.llms import HIDDEN_ROUTES, ROUTE_DOCS, SECTIONS, public_routes
 from mcpserver.tools import TOOLS
 from quota.plans import FREE, PRO
 
@@ -43,8 +43,14 @@ def test_follows_the_llms_txt_convention(text, settings):
         "## Authentication",
         "## Plans and limits",
         "## Fair use and data use",
+        "## Docs",
+        "## Pages",
     ):
         assert f"\n{heading}" in text
+    # Each API section names its base path and its casing.
+    assert "\n## REST API (/api/v1, camelCase)\n" in text
+    assert "\n## AI surface (/api/ai, snake_case)\n" in text
+    assert "\n## MCP server (/api/mcp)\n" in text
     # Issue 15 §4: an H2 holds only links, so the URL patterns (templates) are prose before the
     # first H2 (was a "## URL patterns" section of code lines the reference parser rejects).
     assert text.index("URL patterns") < text.index("\n## ")
@@ -70,15 +76,12 @@ def test_parses_with_the_reference_llms_txt_parser(text, settings):
     assert "#" not in "".join(line[:1] for line in parsed.info.splitlines())
     assert "`GET /api/v1/startups/{slug}`" in parsed.info
     assert "`POST /api/mcp`" in parsed.info
-    assert list(parsed.sections) == [
-        "REST API (/api/v1, camelCase)",
-        "AI surface (/api/ai, snake_case)",
-        "MCP server (/api/mcp)",
-        "Authentication",
-        "Plans and limits",
-        "Fair use and data use",
-        "Docs",
-        "Pages",
+    # Every declared section is rendered, in order (their headings are checked by name above).
+    assert list(parsed.sections) == SECTIONS
+    assert [title.split(" (")[0] for title in SECTIONS[:3]] == [
+        "REST API",
+        "AI surface",
+        "MCP server",
     ]
     for section, links in parsed.sections.items():
         assert links, section

@@ -4,7 +4,6 @@ Outages are in test_faults.py.
 """
 
 import os
-import subprocess
 import sys
 import warnings
 from pathlib import Path
@@ -18,6 +17,7 @@ from apikeys.models import ApiKey
 from openstartup.routers import ReplicaRouter
 from quota.models import MonthlyUsage
 from startups.models import Startup
+from tests.processes import run_to_the_end
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -123,18 +123,13 @@ def test_the_replica_is_never_migrated(with_replica):
 
 def gunicorn_config(env: dict[str, str] | None = None) -> dict[str, str]:
     """gunicorn's settings as `make run` would start it (gunicorn.conf.py), by name."""
-    run = subprocess.run(
-        [str(Path(sys.executable).parent / "gunicorn"), "--print-config", "openstartup.wsgi"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
+    gunicorn = str(Path(sys.executable).parent / "gunicorn")
+    out = run_to_the_end(
+        [gunicorn, "--print-config", "openstartup.wsgi"], cwd=ROOT, env=env, timeout=60
     )
-    assert run.returncode == 0, run.stderr
     return {
         name.strip(): value.strip()
-        for name, _, value in (line.partition("=") for line in run.stdout.splitlines())
+        for name, _, value in (line.partition("=") for line in out.splitlines())
     }
 
 

@@ -12,12 +12,10 @@ cut-short stream is exercised against the fake.
 import json
 import os
 import re
-import subprocess
 import sys
 import textwrap
-import threading
 from datetime import UTC, date, datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +29,8 @@ from tests.factories import (
     make_subscription,
     make_verification,
 )
+from tests.fake_server import FakeServer
+from tests.processes import run_to_the_end
 
 CLIENT_DIR = Path(__file__).resolve().parent.parent / "clients" / "python"
 
@@ -55,16 +55,8 @@ def run_client(code: str, **variables: Any) -> Any:
         + "\nsys.stdout.write(json.dumps(result))\n"
     )
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONSTARTUP")}
-    completed = subprocess.run(
-        [sys.executable, "-c", script],
-        cwd=CLIENT_DIR,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert completed.returncode == 0, completed.stderr
-    return json.loads(completed.stdout)
+    out = run_to_the_end([sys.executable, "-c", script], cwd=CLIENT_DIR, env=env, timeout=120)
+    return json.loads(out)
 
 
 def test_the_client_package_is_the_one_in_clients_python():
@@ -235,39 +227,41 @@ def test_readme_lists_the_top_startups_in_five_lines(live_server, startups):
 # --- Retries and error parsing against a fake server that fails on cue ---
 
 
-class FakeApi(ThreadingHTTPServer):
+class FakeApi(FakeServer):
     """Answers GETs from a script of (status, headers, body); the last entry repeats."""
 
     def __init__(self, script: list[tuple[int, dict, Any]]):
         self.script = script
         self.hits: list[str] = []
 
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(handler):  # noqa: N802, N805
-                server: FakeApi = handler.server
-                server.hits.append(handler.path)
-                status, headers, body = server.script[min(len(server.hits), len(script)) - 1]
-                raw = body if isinstance(body, bytes) else json.dumps(body).encode()
-                handler.send_response(status)
-                for name, value in {"Content-Type": "application/json", **headers}.items():
-                    handler.send_header(name, value)
-                handler.send_header("Content-Length", str(len(raw)))
-                handler.end_headers()
-                handler.wfile.write(raw)
-
-            def log_message(handler, *args):  # noqa: N805
-                pass
-
-        super().__init__(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server_address[1]}"
-
     def __enter__(self):
-        threading.Thread(target=self.serve_forever, daemon=True).start()
+        super().__enter__()
+        self.url = self.base_url
         return self
 
-    def __exit__(self, *exc):
-        self.shutdown()
-        self.server_close()
+    def get(self, request: BaseHTTPRequestHandler) -> None:
+        self.hits.append(request.path)
+        status, headers, body = self.script[min(len(self.hits), len(self.script)) - 1]
+        raw = body if isinstance(body, bytes) else json.dumps(body).encode()
+        request.send_response(status)
+        for name, value in {"Content-Type": "application/json", **headers}.items():
+            request.send_header(name, value)
+        request.send_header("Content-Length", str(len(raw)))
+        request.end_headers()
+        request.wfile.write(raw)
+
+
+def client_error(url: str, options: str, call: str, error: str) -> dict:
+    """The fields of the `openstartup.<error>` that `Client(base_url=url, <options>).<call>`
+    raises."""
+    code = f"""
+        client = openstartup.Client(base_url=url, {options})
+        try:
+            client.{call}
+        except openstartup.{error} as error:
+            result = error_fields(error)
+        """
+    return run_client(code, url=url)
 
 
 PAGE = {
@@ -310,16 +304,8 @@ def test_429_honours_retry_after():
 
 def test_persistent_5xx_raises_a_server_error_with_code_message_and_request_id():
     with FakeApi([(503, {"Retry-After": "0"}, OUTAGE)]) as fake:
-        result = run_client(
-            """
-            client = openstartup.Client(base_url=url, max_retries=2, backoff=0.01)
-            try:
-                client.startups.get("a")
-            except openstartup.ServerError as error:
-                result = error_fields(error)
-            """,
-            url=fake.url,
-        )
+        options = "max_retries=2, backoff=0.01"
+        result = client_error(fake.url, options, 'startups.get("a")', "ServerError")
         assert len(fake.hits) == 3  # one try and two retries
     assert result == {
         "type": "ServerError",
@@ -335,16 +321,7 @@ def test_persistent_5xx_raises_a_server_error_with_code_message_and_request_id()
 def test_request_id_falls_back_to_the_header_and_4xx_is_not_retried():
     body = {"error": {"code": "not_found", "message": "No startup has this slug."}}
     with FakeApi([(404, {"X-Request-Id": "hdr-9"}, body)]) as fake:
-        result = run_client(
-            """
-            client = openstartup.Client(base_url=url, backoff=0.01)
-            try:
-                client.startups.get("x")
-            except openstartup.NotFoundError as error:
-                result = error_fields(error)
-            """,
-            url=fake.url,
-        )
+        result = client_error(fake.url, "backoff=0.01", 'startups.get("x")', "NotFoundError")
         assert len(fake.hits) == 1
     assert result["request_id"] == "hdr-9"
     assert result["code"] == "not_found"
@@ -353,16 +330,8 @@ def test_request_id_falls_back_to_the_header_and_4xx_is_not_retried():
 def test_no_server_is_a_connection_error():
     with FakeApi([(200, {}, PAGE)]) as fake:
         url = fake.url  # a port that is free once the server is gone
-    result = run_client(
-        """
-        client = openstartup.Client(base_url=url, max_retries=1, backoff=0.01)
-        try:
-            client.startups.get("x")
-        except openstartup.APIConnectionError as error:
-            result = error_fields(error)
-        """,
-        url=url,
-    )
+    options = "max_retries=1, backoff=0.01"
+    result = client_error(url, options, 'startups.get("x")', "APIConnectionError")
     assert result["code"] == "connection_error"
     assert result["status"] is None
 

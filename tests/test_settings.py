@@ -17,6 +17,7 @@ from openstartup.settings import (
     env_list,
     secret_key_is_strong,
 )
+from tests.processes import run_to_the_end
 
 
 def test_env_bool_accepts_clear_values_and_refuses_ambiguous_ones(monkeypatch):
@@ -195,16 +196,9 @@ def test_a_sqlite_database_url_migrates_and_serves(tmp_path):
         "from django.test import Client\n"
         "print(Client().get('/api/v1/startups').status_code)\n"
     )
-    served = subprocess.run(
-        [sys.executable, "-c", script],
-        cwd=MANAGE.parent,
-        env={**os.environ, "DJANGO_SETTINGS_MODULE": "openstartup.settings", "DATABASE_URL": url},
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert served.returncode == 0, served.stderr
-    assert served.stdout.strip().splitlines()[-1] == "200"
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "openstartup.settings", "DATABASE_URL": url}
+    out = run_to_the_end([sys.executable, "-c", script], cwd=MANAGE.parent, env=env, timeout=60)
+    assert out.strip().splitlines()[-1] == "200"
 
 
 def test_postgresql_only_options_go_to_postgresql_only(tmp_path):
