@@ -4,14 +4,14 @@
 `compute(raw=..., now=...)` is pure arithmetic on it, in minor units per currency.
 """
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
 from openstartup.formats import month_start
-from verification.http import ProviderError
+from verification.http import Pages, ProviderError, ProviderHttp
 from verification.money import Money, money_add
 
 LAST_DAYS = 30
@@ -109,6 +109,59 @@ def refuse_test_mode(provider: str, what: str) -> None:
 
 def bearer_headers(key: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {key}"}
+
+
+def pages_after_last_id(
+    http: ProviderHttp,
+    path: str,
+    params: list[tuple[str, Any]],
+    *,
+    cursor: str,
+    has_more: Callable[[dict], bool],
+) -> Iterator[dict]:
+    """Every object of a list that pages with `<cursor>=<id of the last object>` while
+    `has_more(page)` (Stripe's `starting_after`, Paddle's `after`)."""
+    after, pages = None, Pages(http, path)
+    while True:
+        page = http.get(path, params=[*params, (cursor, after)] if after else params)
+        data = page.get("data") or []
+        yield from data
+        if not has_more(page) or not data:
+            return
+        after = data[-1]["id"]
+        pages.advance(after)
+
+
+def numbered_pages(
+    http: ProviderHttp,
+    path: str,
+    params: Callable[[int], dict[str, Any]],
+    *,
+    items: str,
+    last_page: Callable[[dict], int | None],
+    stop_when_empty: bool,
+) -> Iterator[dict]:
+    """Every item of a list paged by number, from `params(1)` to `last_page(page)` (no last
+    page given: the first is the last); with `stop_when_empty`, an empty page ends it too."""
+    number, pages = 1, Pages(http, path)
+    while True:
+        page = http.get(path, params=params(number))
+        yield from page.get(items) or []
+        if number >= int(last_page(page) or number) or (stop_when_empty and not page.get(items)):
+            return
+        number += 1
+        pages.advance(number)
+
+
+def known_mrr(mrr: Money, subscriptions: list) -> Money | None:
+    """`mrr`, or None (unknown) when the account has no subscription of any status: then there
+    is no subscription data, which is not the same as an MRR of zero."""
+    return mrr if subscriptions else None
+
+
+def customer_count(paying: set) -> int:
+    """How many paying customers `paying` (their ids) holds; a None id is no customer."""
+    return len(paying - {None})
 
 
 def next_month(month: date) -> date:

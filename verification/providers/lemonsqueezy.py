@@ -10,7 +10,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-from verification.http import Pages, ProviderHttp
+from verification.http import ProviderHttp
 from verification.money import Money, money_add
 from verification.providers.base import (
     PER_MONTH,
@@ -20,6 +20,9 @@ from verification.providers.base import (
     Tier,
     bearer_headers,
     checked_amount,
+    customer_count,
+    known_mrr,
+    numbered_pages,
     parse_timestamp,
     refuse_test_mode,
     tiered_amount,
@@ -36,15 +39,14 @@ def auth_headers(key: str) -> dict[str, str]:
 
 def list_all(http: ProviderHttp, path: str) -> Iterator[dict]:
     """Every resource of a JSON:API list, page after page to the last one."""
-    number, pages = 1, Pages(http, path)
-    while True:
-        page = http.get(path, params={"page[number]": number, "page[size]": PAGE})
-        yield from page.get("data") or []
-        meta = (page.get("meta") or {}).get("page") or {}
-        if number >= int(meta.get("lastPage") or number) or not page.get("data"):
-            return
-        number += 1
-        pages.advance(number)
+    return numbered_pages(
+        http,
+        path,
+        lambda number: {"page[number]": number, "page[size]": PAGE},
+        items="data",
+        last_page=lambda page: ((page.get("meta") or {}).get("page") or {}).get("lastPage"),
+        stop_when_empty=True,
+    )
 
 
 def probe(*, http: ProviderHttp) -> None:
@@ -175,8 +177,9 @@ def compute(*, raw: dict, now: datetime) -> ProviderFigures:
                 currency=payment["currency"],
                 minor=refunded,
             )
-    paying.discard(None)
-    return ledger.figures(mrr=mrr if raw["subscriptions"] else None, customers=len(paying))
+    return ledger.figures(
+        mrr=known_mrr(mrr, raw["subscriptions"]), customers=customer_count(paying)
+    )
 
 
 PROVIDER = Provider(

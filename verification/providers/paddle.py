@@ -16,7 +16,7 @@ from decimal import Decimal
 from typing import Any
 from urllib.parse import quote
 
-from verification.http import Pages, ProviderHttp
+from verification.http import ProviderHttp
 from verification.money import Money, money_add
 from verification.providers.base import (
     PER_MONTH,
@@ -25,6 +25,9 @@ from verification.providers.base import (
     ProviderFigures,
     bearer_headers,
     checked_amount,
+    customer_count,
+    known_mrr,
+    pages_after_last_id,
     parse_timestamp,
 )
 
@@ -37,19 +40,13 @@ PAID_TRANSACTIONS = "completed,paid"
 
 def list_all(http: ProviderHttp, path: str, params: dict[str, Any]) -> Iterator[dict]:
     """Every entity of a Paddle list, following `after=<last id>` while `has_more` is true."""
-    after, pages = None, Pages(http, path)
-    while True:
-        query = {**params, "per_page": PER_PAGE[path]}
-        if after:
-            query["after"] = after
-        page = http.get(path, params=query)
-        data = page.get("data") or []
-        yield from data
-        pagination = (page.get("meta") or {}).get("pagination") or {}
-        if not pagination.get("has_more") or not data:
-            return
-        after = data[-1]["id"]
-        pages.advance(after)
+    return pages_after_last_id(
+        http,
+        path,
+        [*params.items(), ("per_page", PER_PAGE[path])],
+        cursor="after",
+        has_more=lambda page: ((page.get("meta") or {}).get("pagination") or {}).get("has_more"),
+    )
 
 
 def fetch(*, http: ProviderHttp, now: datetime) -> dict:
@@ -157,8 +154,9 @@ def compute(*, raw: dict, now: datetime) -> ProviderFigures:
             currency=adjustment["currency_code"],
             minor=refunded,
         )
-    paying.discard(None)
-    return ledger.figures(mrr=mrr if raw["subscriptions"] else None, customers=len(paying))
+    return ledger.figures(
+        mrr=known_mrr(mrr, raw["subscriptions"]), customers=customer_count(paying)
+    )
 
 
 PROVIDER = Provider(

@@ -14,7 +14,7 @@ from decimal import Decimal
 from typing import Any
 
 from openstartup.formats import month_start
-from verification.http import Pages, ProviderHttp
+from verification.http import ProviderHttp
 from verification.money import money_add
 from verification.providers.base import (
     LAST_DAYS,
@@ -23,6 +23,9 @@ from verification.providers.base import (
     ProviderFigures,
     bearer_headers,
     checked_amount,
+    customer_count,
+    known_mrr,
+    numbered_pages,
     parse_timestamp,
 )
 
@@ -71,14 +74,14 @@ def fetch(*, http: ProviderHttp, now: datetime) -> dict:
 
 def list_all(http: ProviderHttp, path: str, params: dict[str, Any]) -> Iterator[dict]:
     """Every item of a Polar list, page after page up to `pagination.max_page`."""
-    number, pages = 1, Pages(http, path)
-    while True:
-        page = http.get(path, params={**params, "page": number, "limit": PAGE})
-        yield from page.get("items") or []
-        if number >= int((page.get("pagination") or {}).get("max_page") or 1):
-            return
-        number += 1
-        pages.advance(number)
+    return numbered_pages(
+        http,
+        path,
+        lambda number: {**params, "page": number, "limit": PAGE},
+        items="items",
+        last_page=lambda page: (page.get("pagination") or {}).get("max_page"),
+        stop_when_empty=False,
+    )
 
 
 def paying_customers(raw: dict, now: datetime) -> int:
@@ -97,8 +100,7 @@ def paying_customers(raw: dict, now: datetime) -> int:
         paid = order.get("paid", order.get("status") in ("paid", "refunded", "partially_refunded"))
         if paid and (order.get("total_amount") or order.get("amount") or 0) > 0:
             paying.add(order.get("customer_id"))
-    paying.discard(None)
-    return len(paying)
+    return customer_count(paying)
 
 
 def compute(*, raw: dict, now: datetime) -> ProviderFigures:
@@ -136,8 +138,7 @@ def compute(*, raw: dict, now: datetime) -> ProviderFigures:
     for period in raw["monthly"]:
         parse_timestamp(period["timestamp"])  # every date checked, not only the used ones
     return ProviderFigures(
-        # No subscription of any status: no subscription data, MRR unknown (null).
-        mrr=mrr if raw["subscriptions"] else None,
+        mrr=known_mrr(mrr, raw["subscriptions"]),
         monthly=monthly,
         last_30_days=last_30_days,
         customers=paying_customers(raw, now),

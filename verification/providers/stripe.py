@@ -16,7 +16,7 @@ from urllib.parse import quote
 
 from django.conf import settings
 
-from verification.http import Pages, ProviderHttp
+from verification.http import ProviderHttp
 from verification.money import Money, money_add
 from verification.providers.base import (
     PER_MONTH,
@@ -26,6 +26,9 @@ from verification.providers.base import (
     Tier,
     bearer_headers,
     checked_amount,
+    customer_count,
+    known_mrr,
+    pages_after_last_id,
     parse_timestamp,
     refuse_test_mode,
     tiered_amount,
@@ -51,18 +54,13 @@ def auth_headers(key: str) -> dict[str, str]:
 
 def list_all(http: ProviderHttp, path: str, params: list[tuple[str, Any]]) -> Iterator[dict]:
     """Every object of a Stripe list, page after page until `has_more` is false."""
-    cursor, pages = None, Pages(http, path)
-    while True:
-        query = [*params, ("limit", PAGE)]
-        if cursor:
-            query.append(("starting_after", cursor))
-        page = http.get(path, params=query)
-        data = page.get("data") or []
-        yield from data
-        if not page.get("has_more") or not data:
-            return
-        cursor = data[-1]["id"]
-        pages.advance(cursor)
+    return pages_after_last_id(
+        http,
+        path,
+        [*params, ("limit", PAGE)],
+        cursor="starting_after",
+        has_more=lambda page: page.get("has_more"),
+    )
 
 
 def _discounts(owner: dict) -> list[dict]:
@@ -278,9 +276,9 @@ def compute(*, raw: dict, now: datetime) -> ProviderFigures:
             at = parse_timestamp(transaction["created"])
             # Refund transactions carry negative amounts.
             ledger.refund(at=at, currency=transaction["currency"], minor=-transaction["amount"])
-    paying.discard(None)
-    # No subscription of any status ever: no subscription data, so MRR is unknown (null).
-    return ledger.figures(mrr=mrr if raw["subscriptions"] else None, customers=len(paying))
+    return ledger.figures(
+        mrr=known_mrr(mrr, raw["subscriptions"]), customers=customer_count(paying)
+    )
 
 
 PROVIDER = Provider(
