@@ -218,21 +218,20 @@ class Ledger:
         self.last_30_days: Money = {}
 
     def sale(self, *, at: datetime, currency: str, minor: int | Decimal) -> None:
-        minor = checked_amount(minor, "sale amount")
-        if at > self.now:
-            return
-        money_add(self._month(at).gross, currency, minor)
-        if at >= self.window_start:
-            money_add(self.last_30_days, currency, minor)
+        self._record(at, currency, checked_amount(minor, "sale amount"), refund=False)
 
     def refund(self, *, at: datetime, currency: str, minor: int | Decimal) -> None:
         """A refund counts in the month it happened, whatever month the sale was in."""
-        minor = checked_amount(minor, "refund amount")
+        self._record(at, currency, checked_amount(minor, "refund amount"), refund=True)
+
+    def _record(self, at: datetime, currency: str, minor: Decimal, *, refund: bool) -> None:
+        """Money at `at` (nothing after `now`), in its month and, if recent, the last 30 days."""
         if at > self.now:
             return
-        money_add(self._month(at).refunds, currency, minor)
+        month = self._month(at)
+        money_add(month.refunds if refund else month.gross, currency, minor)
         if at >= self.window_start:
-            money_add(self.last_30_days, currency, -Decimal(minor))
+            money_add(self.last_30_days, currency, -minor if refund else minor)
 
     def months(self) -> dict[date, MonthFigures]:
         """Every month from the first with money to the current one, gaps filled with zeros."""
@@ -251,6 +250,11 @@ class Ledger:
         return ProviderFigures(
             mrr=mrr, monthly=self.months(), last_30_days=self.last_30_days, customers=customers
         )
+
+    def subscription_figures(self, *, mrr: Money, subscriptions: list, paying: set):
+        """`figures()` of a connector that reads subscriptions: MRR unknown without any
+        subscription (`known_mrr`), customers counted from their ids (`customer_count`)."""
+        return self.figures(mrr=known_mrr(mrr, subscriptions), customers=customer_count(paying))
 
     def _month(self, at: datetime) -> MonthFigures:
         return self.monthly.setdefault(month_start(at), MonthFigures())

@@ -20,8 +20,6 @@ from verification.providers.base import (
     Tier,
     bearer_headers,
     checked_amount,
-    customer_count,
-    known_mrr,
     numbered_pages,
     parse_timestamp,
     refuse_test_mode,
@@ -177,9 +175,7 @@ def compute(*, raw: dict, now: datetime) -> ProviderFigures:
                 currency=payment["currency"],
                 minor=refunded,
             )
-    return ledger.figures(
-        mrr=known_mrr(mrr, raw["subscriptions"]), customers=customer_count(paying)
-    )
+    return ledger.subscription_figures(mrr=mrr, subscriptions=raw["subscriptions"], paying=paying)
 
 
 PROVIDER = Provider(

@@ -25,8 +25,6 @@ from verification.providers.base import (
     ProviderFigures,
     bearer_headers,
     checked_amount,
-    customer_count,
-    known_mrr,
     pages_after_last_id,
     parse_timestamp,
 )
@@ -154,9 +152,7 @@ def compute(*, raw: dict, now: datetime) -> ProviderFigures:
             currency=adjustment["currency_code"],
             minor=refunded,
         )
-    return ledger.figures(
-        mrr=known_mrr(mrr, raw["subscriptions"]), customers=customer_count(paying)
-    )
+    return ledger.subscription_figures(mrr=mrr, subscriptions=raw["subscriptions"], paying=paying)
 
 
 PROVIDER = Provider(

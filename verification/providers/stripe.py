@@ -26,8 +26,6 @@ from verification.providers.base import (
     Tier,
     bearer_headers,
     checked_amount,
-    customer_count,
-    known_mrr,
     pages_after_last_id,
     parse_timestamp,
     refuse_test_mode,
@@ -276,9 +274,7 @@ def compute(*, raw: dict, now: datetime) -> ProviderFigures:
             at = parse_timestamp(transaction["created"])
             # Refund transactions carry negative amounts.
             ledger.refund(at=at, currency=transaction["currency"], minor=-transaction["amount"])
-    return ledger.figures(
-        mrr=known_mrr(mrr, raw["subscriptions"]), customers=customer_count(paying)
-    )
+    return ledger.subscription_figures(mrr=mrr, subscriptions=raw["subscriptions"], paying=paying)
 
 
 PROVIDER = Provider(
