@@ -11,16 +11,21 @@ from verification.providers import PROVIDERS, provider_named
 
 @dataclass(frozen=True)
 class KeyGuide:
-    label: str
+    provider: str
     instructions: str
     # One inexpensive GET that needs the same read permission as the sync.
     check_path: str
     check_params: dict
 
+    @property
+    def label(self) -> str:
+        """The provider's name as founders know it: its connector's title."""
+        return provider_named(self.provider).title
+
 
 GUIDES: dict[str, KeyGuide] = {
     "stripe": KeyGuide(
-        label="Stripe",
+        "stripe",
         instructions=(
             "In the Stripe Dashboard (live mode), open Developers → API keys → Create restricted "
             "key. Give it Read access to Balance transactions, Subscriptions and Customers and "
@@ -31,7 +36,7 @@ GUIDES: dict[str, KeyGuide] = {
         check_params={"limit": 1},
     ),
     "lemonsqueezy": KeyGuide(
-        label="Lemon Squeezy",
+        "lemonsqueezy",
         instructions=(
             "In Lemon Squeezy, open Settings → API and create an API key for your live store "
             "(not a test-mode key). We only read stores, subscriptions, orders and invoices."
@@ -40,7 +45,7 @@ GUIDES: dict[str, KeyGuide] = {
         check_params={"page[size]": 1},
     ),
     "polar": KeyGuide(
-        label="Polar",
+        "polar",
         instructions=(
             "In Polar, open Settings → Developers and create an organization access token with "
             "the read scopes metrics:read, customers:read and refunds:read only. Use your "
@@ -50,7 +55,7 @@ GUIDES: dict[str, KeyGuide] = {
         check_params={},
     ),
     "gumroad": KeyGuide(
-        label="Gumroad",
+        "gumroad",
         instructions=(
             "In Gumroad, open Settings → Advanced → Applications, create an application and "
             "generate an access token with the view_sales scope only."
@@ -60,7 +65,7 @@ GUIDES: dict[str, KeyGuide] = {
     ),
     # Shown once the Paddle connector is installed (only supported providers are listed).
     "paddle": KeyGuide(
-        label="Paddle",
+        "paddle",
         instructions=(
             "In Paddle (your live account, not the sandbox), open Developer tools → "
             "Authentication → API keys and create a key with only these read permissions: "
