@@ -10,36 +10,41 @@ from django.db.models import F, Q
 from django.db.models.functions import Lower
 
 
+def nullable(field: type[models.Field], **options) -> models.Field:
+    """A column whose unknown value is NULL (never 0 or ""), optional in forms and the admin."""
+    return field(null=True, blank=True, **options)
+
+
 class Startup(models.Model):
     name = models.CharField(max_length=200)
     slug = models.SlugField(max_length=200, unique=True, allow_unicode=True)
-    icon = models.URLField(max_length=500, null=True, blank=True)
-    description = models.TextField(null=True, blank=True)
-    website = models.URLField(max_length=500, null=True, blank=True)
-    category = models.CharField(max_length=100, null=True, blank=True)
+    icon = nullable(models.URLField, max_length=500)
+    description = nullable(models.TextField)
+    website = nullable(models.URLField, max_length=500)
+    category = nullable(models.CharField, max_length=100)
     # Extra categories beyond the primary one (the AI profile lists both).
     categories = models.JSONField(default=list, blank=True)
-    industry = models.CharField(max_length=100, null=True, blank=True)
-    business_type = models.CharField(max_length=50, null=True, blank=True)
-    founded = models.PositiveSmallIntegerField(null=True, blank=True)
-    country = models.CharField(max_length=100, null=True, blank=True)
-    team_size = models.CharField(max_length=50, null=True, blank=True)
+    industry = nullable(models.CharField, max_length=100)
+    business_type = nullable(models.CharField, max_length=50)
+    founded = nullable(models.PositiveSmallIntegerField)
+    country = nullable(models.CharField, max_length=100)
+    team_size = nullable(models.CharField, max_length=50)
     technologies = models.JSONField(default=list, blank=True)
     # The list item's founderName: the founder to credit, kept on the row so lists need no join.
-    founder_name = models.CharField(max_length=200, null=True, blank=True)
+    founder_name = nullable(models.CharField, max_length=200)
 
     # Headline revenue. For a verified startup these are written by the sync from its
     # Verification; for the rest they are self-reported (or from public sources if unclaimed).
-    mrr = models.PositiveBigIntegerField(null=True, blank=True)
-    arr = models.PositiveBigIntegerField(null=True, blank=True)
+    mrr = nullable(models.PositiveBigIntegerField)
+    arr = nullable(models.PositiveBigIntegerField)
     currency = models.CharField(max_length=3, default="USD")
 
     # MRR change against the snapshot 30 days before the latest one, as a ratio (0.12 = +12%);
     # written with each daily snapshot (startups/history.py), null without a snapshot that old.
-    growth_30d = models.FloatField(null=True, blank=True)
+    growth_30d = nullable(models.FloatField)
 
     on_sale = models.BooleanField(default=False)
-    asking_price = models.PositiveBigIntegerField(null=True, blank=True)
+    asking_price = nullable(models.PositiveBigIntegerField)
 
     # Null owner: an unclaimed startup, with figures from public sources.
     owner = models.ForeignKey(
@@ -52,7 +57,7 @@ class Startup(models.Model):
     is_published = models.BooleanField(default=True)
     # AI visibility add-on: live while active and not past its expiry (no expiry = open-ended).
     ai_addon_active = models.BooleanField(default=False)
-    ai_addon_expires_at = models.DateTimeField(null=True, blank=True)
+    ai_addon_expires_at = nullable(models.DateTimeField)
 
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -84,9 +89,9 @@ class Startup(models.Model):
 class Founder(models.Model):
     startup = models.ForeignKey(Startup, on_delete=models.CASCADE, related_name="founders")
     name = models.CharField(max_length=200)
-    title = models.CharField(max_length=100, null=True, blank=True)
-    twitter = models.URLField(max_length=500, null=True, blank=True)
-    linkedin = models.URLField(max_length=500, null=True, blank=True)
+    title = nullable(models.CharField, max_length=100)
+    twitter = nullable(models.URLField, max_length=500)
+    linkedin = nullable(models.URLField, max_length=500)
     position = models.PositiveSmallIntegerField(default=0)
 
     class Meta:
@@ -110,20 +115,28 @@ class Social(models.Model):
         return f"{self.platform}: {self.url}"
 
 
-class Verification(models.Model):
-    """Figures imported from the startup's connected payment provider (whole US dollars)."""
+class SyncedFigures(models.Model):
+    """The figures one sync reads from a payment provider, in whole US dollars."""
 
-    startup = models.OneToOneField(Startup, on_delete=models.CASCADE, related_name="verification")
     provider = models.CharField(max_length=50)
-    level = models.CharField(max_length=20, default="verified")
-    verified_at = models.DateTimeField()
-    currency = models.CharField(max_length=3, default="USD")
     # Null when the provider has no subscription data.
-    mrr = models.PositiveBigIntegerField(null=True, blank=True)
-    arr = models.PositiveBigIntegerField(null=True, blank=True)
+    mrr = nullable(models.PositiveBigIntegerField)
+    arr = nullable(models.PositiveBigIntegerField)
     total_revenue = models.PositiveBigIntegerField()
     last_30_days = models.PositiveBigIntegerField()
     customers = models.PositiveIntegerField()
+
+    class Meta:
+        abstract = True
+
+
+class Verification(SyncedFigures):
+    """Figures imported from the startup's connected payment provider (whole US dollars)."""
+
+    startup = models.OneToOneField(Startup, on_delete=models.CASCADE, related_name="verification")
+    level = models.CharField(max_length=20, default="verified")
+    verified_at = models.DateTimeField()
+    currency = models.CharField(max_length=3, default="USD")
 
     def __str__(self) -> str:
         return f"{self.startup} via {self.provider}"
@@ -153,18 +166,12 @@ class MonthlyRevenue(models.Model):
         return f"{self.verification.startup} {self.month:%Y-%m}"
 
 
-class RevenueSnapshot(models.Model):
+class RevenueSnapshot(SyncedFigures):
     """The verified figures as one UTC day ended: the last successful sync of the day wins,
     earlier days are never rewritten (startups/history.py)."""
 
     startup = models.ForeignKey(Startup, on_delete=models.CASCADE, related_name="snapshots")
     date = models.DateField(help_text="UTC date of the sync.")
-    provider = models.CharField(max_length=50)
-    mrr = models.PositiveBigIntegerField(null=True, blank=True)
-    arr = models.PositiveBigIntegerField(null=True, blank=True)
-    customers = models.PositiveIntegerField()
-    last_30_days = models.PositiveBigIntegerField()
-    total_revenue = models.PositiveBigIntegerField()
     synced_at = models.DateTimeField()
 
     class Meta:
