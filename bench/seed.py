@@ -9,22 +9,15 @@ figures are identical to what the sync writes; only the write path differs.
     .venv/bin/python manage.py shell -c "from bench.seed import seed; print(seed(100000))"
 """
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC
 
 from django.db import connection, models, transaction
 from django.utils import timezone
 
 from openstartup import readcache
-from startups.demo import HISTORY_DAYS, build_demo, refresh_planner_statistics
+from startups.demo import build_demo, earlier_snapshot_rows, refresh_planner_statistics
 from startups.history import GROWTH_DAYS, growth_ratio
-from startups.models import (
-    Founder,
-    MonthlyRevenue,
-    RevenueSnapshot,
-    Social,
-    Startup,
-    Verification,
-)
+from startups.models import Founder, MonthlyRevenue, RevenueSnapshot, Social, Startup, Verification
 from verification import crypto
 from verification.models import ProviderConnection
 from verification.providers import demo as demo_provider
@@ -146,27 +139,15 @@ def seed(count: int) -> int:
                 )
             )
             monthly.append((startup_id, figures.monthly))
-            days = [today - timedelta(days=n) for n in range(HISTORY_DAYS, 0, -1)]
-            earlier = demo_provider.daily_history(recipe, [d for d in days if d >= recipe.start])
-            for row in earlier if any(d >= recipe.start for d in days) else []:
-                day = row["date"]
-                synced = datetime(day.year, day.month, day.day, 23, tzinfo=UTC)
-                snapshots.append(
-                    dict(
-                        startup_id=startup_id, provider=demo_provider.NAME, synced_at=synced, **row
-                    )
-                )
+            earlier = earlier_snapshot_rows(recipe, today=today)
+            snapshots += [{"startup_id": startup_id, **row} for row in earlier]
             snapshots.append(
                 dict(
                     startup_id=startup_id,
                     date=today,
                     provider=demo_provider.NAME,
                     synced_at=now,
-                    mrr=figures.mrr,
-                    arr=figures.arr,
-                    customers=figures.customers,
-                    last_30_days=figures.last_30_days,
-                    total_revenue=figures.total_revenue,
+                    **counts,
                 )
             )
             # Daily earlier snapshots: the one 30 days back is that day's.

@@ -9,7 +9,7 @@ under a real provider's name; their earlier days get snapshots computed by the s
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 
 from django.contrib.auth import get_user_model
 from django.db import DEFAULT_DB_ALIAS, connections, transaction
@@ -17,14 +17,7 @@ from django.utils import timezone
 from django.utils.text import slugify
 
 from openstartup import readcache
-from startups.models import (
-    Founder,
-    MonthlyRevenue,
-    RevenueSnapshot,
-    Social,
-    Startup,
-    Verification,
-)
+from startups.models import Founder, MonthlyRevenue, RevenueSnapshot, Social, Startup, Verification
 from verification import crypto
 from verification.models import ProviderConnection
 from verification.providers import demo as demo_provider
@@ -450,22 +443,32 @@ def _load(rows: DemoRows, *, now: datetime) -> int:
     return len(rows.startups)
 
 
-def _earlier_snapshots(startup_id: int, recipe: demo_provider.Recipe, *, now: datetime):
-    """What daily syncs would have recorded over the HISTORY_DAYS before today (the seed's own
-    sync records today), from the demo provider's own curve."""
-    today = now.astimezone(UTC).date()
+# Each earlier day's sync is taken as at 23:00 UTC, the last of that day.
+EARLIER_SYNC_TIME = time(23)
+
+
+def earlier_snapshot_rows(recipe: demo_provider.Recipe, *, today: date) -> list[dict]:
+    """What daily syncs would have recorded over the HISTORY_DAYS before `today` (the seed's own
+    sync records today), from the demo provider's own curve: a RevenueSnapshot's fields but its
+    startup, one dict a day, oldest first."""
     days = [today - timedelta(days=n) for n in range(HISTORY_DAYS, 0, -1)]
     days = [day for day in days if day >= recipe.start]
     if not days:
-        return
-    for row in demo_provider.daily_history(recipe, days):
-        day = row["date"]
-        yield RevenueSnapshot(
-            startup_id=startup_id,
-            provider=demo_provider.NAME,
-            synced_at=datetime(day.year, day.month, day.day, 23, tzinfo=UTC),
+        return []
+    return [
+        {
+            "provider": demo_provider.NAME,
+            "synced_at": datetime.combine(row["date"], EARLIER_SYNC_TIME, UTC),
             **row,
-        )
+        }
+        for row in demo_provider.daily_history(recipe, days)
+    ]
+
+
+def _earlier_snapshots(startup_id: int, recipe: demo_provider.Recipe, *, now: datetime):
+    today = now.astimezone(UTC).date()
+    for row in earlier_snapshot_rows(recipe, today=today):
+        yield RevenueSnapshot(startup_id=startup_id, **row)
 
 
 def refresh_planner_statistics() -> None:
