@@ -117,3 +117,16 @@ def make_startups(count: int) -> list[Startup]:
 def bearer(raw: str) -> dict[str, str]:
     """Django test-client keyword arguments sending `raw` as a Bearer key."""
     return {"HTTP_AUTHORIZATION": f"Bearer {raw}"}
+
+
+def self_reported_revenue(mrr: int) -> dict:
+    """The REST `revenue` of a startup reporting `mrr` (whole USD) itself: not verified, never
+    synced, no growth yet (test_rest_api checks the same object field by field)."""
+    return {
+        "mrr": mrr,
+        "arr": mrr * 12,
+        "currency": "USD",
+        "verified": False,
+        "lastSyncedAt": None,
+        "growth30d": None,
+    }

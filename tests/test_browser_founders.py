@@ -12,11 +12,16 @@ import httpx
 import pytest
 
 from tests.billing_fakes import FakeStripe, event, signature
-from tests.factories import PASSWORD, make_account, make_startup, make_startups
+from tests.factories import (
+    PASSWORD,
+    make_account,
+    make_startup,
+    make_startups,
+    self_reported_revenue,
+)
 from tests.test_browser import CHROMIUM, page  # noqa: F401 - the Chromium page fixture
 from tests.test_founders import (
     KEY,
-    SELF_REPORTED_1500,
     assert_verified_by_stripe_data,
     stripe_data,
 )
@@ -124,7 +129,7 @@ def test_a_founder_verifies_a_startup_claims_another_and_pays_for_pro_in_chromiu
     assert page.text_content("[data-testid=mrr]").strip() == "$1500"
     assert page.text_content("[data-testid=revenue-kind]").strip() == "self-reported"
     data = api_detail(base, "rocket-sauce")
-    assert data["revenue"] == SELF_REPORTED_1500
+    assert data["revenue"] == self_reported_revenue(1500)
 
     # Claim an unowned startup: pending until an operator approves it in the admin.
     page.goto(f"{base}/dashboard/startups/claim/")

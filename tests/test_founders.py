@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from founders.models import ReportedRevenue, StartupClaim
 from startups.models import Startup
-from tests.factories import make_account, make_startup, make_verification
+from tests.factories import make_account, make_startup, make_verification, self_reported_revenue
 from tests.verification_fakes import FakeProviders, always, stripe_account
 from verification.models import ProviderConnection
 
@@ -22,17 +22,6 @@ KEY = "rk_live_founder_dashboard_key_1234"
 def stripe_data() -> dict:
     """The $49/month Stripe account, its $49 charge two days ago."""
     return stripe_account(charged=int((timezone.now() - timedelta(days=2)).timestamp()))
-
-
-# The revenue of a startup reported at $1500 MRR, without a provider.
-SELF_REPORTED_1500 = {
-    "mrr": 1500,
-    "arr": 18000,
-    "currency": "USD",
-    "verified": False,
-    "lastSyncedAt": None,
-    "growth30d": None,
-}
 
 
 def assert_verified_by_stripe_data(data: dict) -> None:
@@ -91,14 +80,7 @@ def test_a_founder_adds_a_startup_and_owns_it_with_self_reported_figures():
     assert startup.owner == founder
     assert response["Location"] == "/dashboard/startups/acme-rockets/"
     data = detail("acme-rockets")
-    assert data["revenue"] == {
-        "mrr": 1200,
-        "arr": 14400,
-        "currency": "USD",
-        "verified": False,
-        "lastSyncedAt": None,
-        "growth30d": None,
-    }
+    assert data["revenue"] == self_reported_revenue(1200)
     assert data["verification"] is None
     assert data["country"] == "France"
     # The slug follows the import rule; a second startup of that name gets a suffix.
@@ -333,7 +315,7 @@ def test_disconnecting_deletes_the_key_and_brings_back_the_reported_figures_at_o
     client.post(f"/dashboard/startups/{slug}/disconnect/")
     assert not ProviderConnection.objects.exists()
     data = detail(slug)
-    assert data["revenue"] == SELF_REPORTED_1500
+    assert data["revenue"] == self_reported_revenue(1500)
     assert data["verification"] is None
 
 
