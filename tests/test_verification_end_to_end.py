@@ -19,6 +19,7 @@ from tests.verification_fakes import (
     always,
     gumroad_routes,
     lemonsqueezy_routes,
+    polar_month,
     polar_routes,
     stripe_account,
 )
@@ -106,13 +107,7 @@ def connect_all(fake: FakeProviders, monkeypatch) -> None:
         "polar",
         polar_routes(
             min_date="2026-11-01",
-            monthly=[
-                {
-                    "timestamp": "2026-11-01T00:00:00Z",
-                    "revenue": 2500,
-                    "monthly_recurring_revenue": 2500,
-                }
-            ],
+            monthly=[polar_month("2026-11", revenue=2500, mrr=2500)],
             daily=[{"timestamp": "2026-11-01T00:00:00Z", "revenue": 2500}],
             subscriptions=[{"id": "s1", "status": "active", "amount": 2500, "customer_id": "c1"}],
         ),

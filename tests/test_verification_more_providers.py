@@ -13,6 +13,7 @@ from tests.verification_fakes import (
     gumroad_routes,
     lemonsqueezy_routes,
     paddle_routes,
+    polar_month,
     polar_routes,
     rows,
 )
@@ -74,12 +75,7 @@ def test_polar_mrr_leaves_out_subscriptions_set_to_cancel(fake_providers):
     routes = polar_routes(
         min_date="2026-11-01",
         monthly=[
-            {
-                "timestamp": "2026-11-01T00:00:00Z",
-                "revenue": 6000,
-                "monthly_recurring_revenue": 6000,
-                "committed_monthly_recurring_revenue": 4500,
-            }
+            polar_month("2026-11", revenue=6000, mrr=6000, committed_monthly_recurring_revenue=4500)
         ],
         daily=[],
         subscriptions=[

@@ -12,6 +12,7 @@ from tests.verification_fakes import (
     failing_first,
     gumroad_routes,
     lemonsqueezy_routes,
+    polar_month,
     polar_routes,
     rows,
 )
@@ -162,17 +163,9 @@ def test_polar_figures_come_from_the_metrics_endpoint(fake_providers):
     routes = polar_routes(
         min_date="2026-01-01",
         monthly=[
-            {"timestamp": "2026-09-01T00:00:00Z", "revenue": 0, "monthly_recurring_revenue": 0},
-            {
-                "timestamp": "2026-10-01T00:00:00Z",
-                "revenue": 5000,
-                "monthly_recurring_revenue": 4000,
-            },
-            {
-                "timestamp": "2026-11-01T00:00:00Z",
-                "revenue": 7050,
-                "monthly_recurring_revenue": 6000,
-            },
+            polar_month("2026-09", revenue=0, mrr=0),
+            polar_month("2026-10", revenue=5000, mrr=4000),
+            polar_month("2026-11", revenue=7050, mrr=6000),
         ],
         daily=[
             {"timestamp": "2026-10-20T00:00:00Z", "revenue": 1500},
@@ -216,13 +209,7 @@ def test_polar_429_then_success(fake_providers):
     # The metrics limits call is throttled once; the retry succeeds. MRR 1,000 cents = 10.
     routes = polar_routes(
         min_date="2026-11-01",
-        monthly=[
-            {
-                "timestamp": "2026-11-01T00:00:00Z",
-                "revenue": 1000,
-                "monthly_recurring_revenue": 1000,
-            }
-        ],
+        monthly=[polar_month("2026-11", revenue=1000, mrr=1000)],
         daily=[],
         subscriptions=[{"id": "s1", "status": "active", "amount": 1000, "customer_id": "cus_1"}],
     )

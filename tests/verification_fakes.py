@@ -216,6 +216,16 @@ def lemonsqueezy_routes(
 # --- Polar: metrics periods by interval; customers with `page` + `limit`, pagination.max_page -----
 
 
+def polar_month(month: str, *, revenue: int, mrr: int, **more: int) -> dict:
+    """One monthly period of Polar's metrics (US cents) for `month` (YYYY-MM)."""
+    return {
+        "timestamp": f"{month}-01T00:00:00Z",
+        "revenue": revenue,
+        "monthly_recurring_revenue": mrr,
+        **more,
+    }
+
+
 def polar_routes(
     *,
     min_date: str,
