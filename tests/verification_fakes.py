@@ -113,6 +113,21 @@ def _first(query: Query, name: str, default: str | None = None) -> str | None:
     return query.get(name, [default])[0]
 
 
+def _after_id(records: list[dict], after: str | None, size: int) -> tuple[list[dict], bool]:
+    """The `size` records after the one with id `after` (from the first without), and whether
+    more follow: cursor paging (Stripe, Paddle)."""
+    start = 0
+    if after:
+        start = next(i for i, record in enumerate(records) if record["id"] == after) + 1
+    return records[start : start + size], start + size < len(records)
+
+
+def _numbered(records: list[dict], number: int, size: int) -> tuple[list[dict], int]:
+    """Page `number` (from 1) of `size` records, and the last page's number (at least 1): page
+    number paging (Lemon Squeezy, Polar)."""
+    return records[(number - 1) * size : number * size], max(1, -(-len(records) // size))
+
+
 # --- Stripe: `limit` + `starting_after`, `has_more` ---
 
 
@@ -124,11 +139,8 @@ def stripe_list(objects: list[dict], *, filter_status: bool = False) -> Route:
         if _first(query, "subscription"):
             chosen = [obj for obj in chosen if obj["subscription"] == _first(query, "subscription")]
         limit = min(int(_first(query, "limit", "10")), 100)
-        start = 0
-        if after := _first(query, "starting_after"):
-            start = next(i for i, obj in enumerate(chosen) if obj["id"] == after) + 1
-        page = chosen[start : start + limit]
-        return ok({"object": "list", "data": page, "has_more": start + limit < len(chosen)})
+        page, has_more = _after_id(chosen, _first(query, "starting_after"), limit)
+        return ok({"object": "list", "data": page, "has_more": has_more})
 
     return answer
 
@@ -192,8 +204,7 @@ def jsonapi_list(kind: str, records: list[dict]) -> Route:
     def answer(query: Query) -> Answer:
         size = int(_first(query, "page[size]", "10"))
         number = int(_first(query, "page[number]", "1"))
-        last = max(1, -(-len(records) // size))
-        page = records[(number - 1) * size : number * size]
+        page, last = _numbered(records, number, size)
         data = [{"type": kind, "id": str(record["id"]), "attributes": record} for record in page]
         meta = {"page": {"currentPage": number, "lastPage": last, "perPage": size}}
         return ok({"meta": meta, "data": data})
@@ -242,9 +253,7 @@ def polar_routes(
     def polar_list(records: list[dict]) -> Route:
         def answer(query: Query) -> Answer:
             limit = int(_first(query, "limit", "10"))
-            page = int(_first(query, "page", "1"))
-            items = records[(page - 1) * limit : page * limit]
-            max_page = max(1, -(-len(records) // limit))
+            items, max_page = _numbered(records, int(_first(query, "page", "1")), limit)
             pagination = {"total_count": len(records), "max_page": max_page}
             return ok({"items": items, "pagination": pagination})
 
@@ -297,11 +306,7 @@ def paddle_list(entities: list[dict], **filters: str) -> Route:
             if wanted := _first(query, name):
                 chosen = [e for e in chosen if e.get(field) in wanted.split(",")]
         per_page = int(_first(query, "per_page", "50"))
-        start = 0
-        if after := _first(query, "after"):
-            start = next(i for i, e in enumerate(chosen) if e["id"] == after) + 1
-        page = chosen[start : start + per_page]
-        has_more = start + per_page < len(chosen)
+        page, has_more = _after_id(chosen, _first(query, "after"), per_page)
         next_url = f"https://api.paddle.com/x?after={page[-1]['id']}" if page else None
         pagination = {"per_page": per_page, "next": next_url, "has_more": has_more}
         return ok({"data": page, "meta": {"request_id": "req", "pagination": pagination}})
