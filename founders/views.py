@@ -31,6 +31,11 @@ from startups.models import Startup
 from verification.keycheck import GUIDES, KeyRefused, supported_guides
 
 
+def form_page(view):
+    """A signed-in founder's page with a form: GET shows it, POST submits it; never cached."""
+    return never_cache(login_required(require_http_methods(["GET", "POST"])(view)))
+
+
 def _own(request: HttpRequest, slug: str) -> Startup:
     startup = owned_startup(account=request.user, slug=slug)
     if startup is None:
@@ -48,9 +53,7 @@ def startup_list(request: HttpRequest) -> HttpResponse:
     return render(request, "founders/startup_list.html", context)
 
 
-@never_cache
-@login_required
-@require_http_methods(["GET", "POST"])
+@form_page
 def startup_new(request: HttpRequest) -> HttpResponse:
     form = StartupForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
@@ -62,9 +65,7 @@ def startup_new(request: HttpRequest) -> HttpResponse:
     return render(request, "founders/startup_form.html", {"form": form, "startup": None})
 
 
-@never_cache
-@login_required
-@require_http_methods(["GET", "POST"])
+@form_page
 def startup_claim_view(request: HttpRequest) -> HttpResponse:
     form = ClaimForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
@@ -97,9 +98,7 @@ def startup_detail(request: HttpRequest, slug: str) -> HttpResponse:
     return render(request, "founders/startup_detail.html", context)
 
 
-@never_cache
-@login_required
-@require_http_methods(["GET", "POST"])
+@form_page
 def startup_edit(request: HttpRequest, slug: str) -> HttpResponse:
     startup = _own(request, slug)
     reported = getattr(startup, "reported", None)
@@ -113,9 +112,7 @@ def startup_edit(request: HttpRequest, slug: str) -> HttpResponse:
     return render(request, "founders/startup_form.html", {"form": form, "startup": startup})
 
 
-@never_cache
-@login_required
-@require_http_methods(["GET", "POST"])
+@form_page
 def startup_connect_view(request: HttpRequest, slug: str) -> HttpResponse:
     startup = _own(request, slug)
     form = ConnectForm(request.POST or None)
@@ -161,9 +158,7 @@ def startup_sync(request: HttpRequest, slug: str) -> HttpResponse:
     return redirect("founder-startup", slug=startup.slug)
 
 
-@never_cache
-@login_required
-@require_http_methods(["GET", "POST"])
+@form_page
 def startup_disconnect_view(request: HttpRequest, slug: str) -> HttpResponse:
     startup = _own(request, slug)
     if request.method == "POST":
