@@ -25,6 +25,17 @@ def stripe_settings(settings):
         yield fake
 
 
+@pytest.fixture
+def account(db):
+    return make_account()
+
+
+@pytest.fixture
+def now() -> int:
+    """The time of the test's first webhook event, in Unix seconds."""
+    return int(time.time())
+
+
 def signed_in(account) -> Client:
     client = Client()
     client.force_login(account)
@@ -157,10 +168,7 @@ def test_a_signed_checkout_makes_the_account_pro_at_once_and_its_end_makes_it_fr
     assert page_size(raw) == 10
 
 
-@pytest.mark.django_db
-def test_replayed_and_late_events_change_nothing(stripe_settings):
-    account = make_account()
-    now = int(time.time())
+def test_replayed_and_late_events_change_nothing(stripe_settings, account, now):
     created = subscription_event(account, "evt_c", "created", "active", created=now)
     deleted = subscription_event(account, "evt_d", "deleted", "canceled", created=now + 5)
     late_checkout = event(
@@ -179,20 +187,16 @@ def test_replayed_and_late_events_change_nothing(stripe_settings):
     assert plan_name(account) == "Free"
 
 
-@pytest.mark.django_db
-def test_pro_comes_back_when_a_newer_subscription_event_says_active(stripe_settings):
-    account = make_account()
-    now = int(time.time())
+def test_pro_comes_back_when_a_newer_subscription_event_says_active(stripe_settings, account, now):
     deliver(subscription_event(account, "evt_a", "updated", "unpaid", created=now))
     assert plan_name(account) == "Free"
     deliver(subscription_event(account, "evt_b", "updated", "active", created=now + 1))
     assert plan_name(account) == "Pro"
 
 
-@pytest.mark.django_db
-def test_a_failed_payment_is_shown_and_pro_lasts_while_stripe_retries(stripe_settings):
-    account = make_account()
-    now = int(time.time())
+def test_a_failed_payment_is_shown_and_pro_lasts_while_stripe_retries(
+    stripe_settings, account, now
+):
     deliver(subscription_event(account, "evt_1", "created", "active", created=now))
     # The invoice names its subscription where current API versions put it.
     invoice = {
