@@ -364,11 +364,17 @@ def _page_from_index(
     total = index.total(filters, categories)
     more = None
     asked_sql = False
-    if after is not None:
+    if after is not None and limit <= 0:
+        ids, more = [], False
+    elif after is not None and filters.sort == selectors.DEFAULT_SORT:
+        place = index.after_place(after, db=PRIMARY)
+        ids = index.default_order_ids(filters, categories, 0, limit + 1, start=place)
+        more, ids, asked_sql = len(ids) > limit, ids[:limit], True
+    elif after is not None:
         ordered = selectors.startups_after(
             selectors.startup_list(filters=filters).using(PRIMARY), after
         )
-        ids = list(ordered.values_list("id", flat=True)[: limit + 1]) if limit > 0 else []
+        ids = list(ordered.values_list("id", flat=True)[: limit + 1])
         more, ids, asked_sql = len(ids) > limit, ids[:limit], True
     elif limit <= 0 or offset >= total:
         return StartupPage(startups=[], total=total)

@@ -28,8 +28,16 @@ from heapq import merge
 from itertools import islice
 
 from django.db import connections
+from django.db.models import Q
+from django.db.models.functions import Lower
 
-from startups.selectors import StartupFilters, startup_list
+from startups.selectors import (
+    After,
+    StartupFilters,
+    after_name,
+    published_startups,
+    startup_list,
+)
 
 _FETCH = 20_000
 _BIGINT = 2**63 - 1
@@ -91,13 +99,21 @@ class RankIndex:
         return self.position[startup_id] - 1
 
     def default_order_ids(
-        self, filters: StartupFilters, categories: list[str] | None, offset: int, limit: int
+        self,
+        filters: StartupFilters,
+        categories: list[str] | None,
+        offset: int,
+        limit: int,
+        *,
+        start: int = 0,
     ) -> list[int]:
-        """The ids of one page in the default order (`mrr-desc`)."""
+        """The ids of one page in the default order (`mrr-desc`): `offset` rows into the
+        filtered set, counting from the place `start` in `ids` (a cursor's; 0: the top)."""
         lo, hi = self.span(filters)
+        lo = max(lo, start)
         if categories is None:
-            start = lo + offset
-            return list(self.ids[start : min(hi, start + limit)])
+            first = lo + offset
+            return list(self.ids[first : min(hi, first + limit)])
         if not categories:
             return []
         parts = [
@@ -107,6 +123,22 @@ class RankIndex:
         places = merge(*parts) if len(parts) > 1 else parts[0]
         within = (p for p in places if p < hi)
         return [self.ids[p] for p in islice(within, offset, offset + limit)]
+
+    def after_place(self, after: After, *, db: str) -> int:
+        """The place in `ids` of the first startup after the cursor `after` (default order):
+        the startups with more MRR by binary search, those with the same MRR (or, without MRR,
+        the trailing block) by name and slug in one index range query."""
+        if after.mrr is not None:
+            before, group = bisect_left(self.neg_mrr, -after.mrr), Q(mrr=after.mrr)
+        else:
+            before, group = self.ranked, Q(mrr__isnull=True)
+        not_after = (
+            published_startups(db=db)
+            .alias(sort_name=Lower("name"))
+            .filter(group)
+            .exclude(after_name(after, descending=False))
+        )
+        return before + not_after.count()
 
 
 def _count(places: array, lo: int, hi: int) -> int:

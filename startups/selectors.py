@@ -205,7 +205,7 @@ def decode_cursor(cursor: str) -> After | None:
         return None
 
 
-def _after_name(after: After, descending: bool) -> Q:
+def after_name(after: After, descending: bool) -> Q:
     """(lower(name), slug) strictly after the cursor's, in the sort's direction."""
     name = Lower(Value(after.name))
     if descending:
@@ -220,7 +220,7 @@ def _keyset(after: After) -> Q:
             updated_at=after.updated_at, slug__gt=after.slug
         )
     descending = after.sort == "name-desc"
-    same = _after_name(after, descending)
+    same = after_name(after, descending)
     if after.sort == "growth-desc":  # growth high to low, startups without it last
         if after.growth is None:
             return Q(growth_30d__isnull=True) & same
