@@ -257,32 +257,28 @@ import random, urllib.parse
 from django.db import connection
 from startups import demo
 from startups.selectors import StartupFilters, after_of, encode_cursor, startup_list
-size, folder = {size}, {folder!r}
 with connection.cursor() as cursor:
-    cursor.execute("SELECT count(*) FROM startups_startup WHERE is_published")
-    total = cursor.fetchone()[0]
     cursor.execute("SELECT slug FROM startups_startup WHERE is_published ORDER BY id")
     slugs = [row[0] for row in cursor.fetchall()]
 rng = random.Random(19)
 with open(folder + "/slugs.txt", "w") as f:
     f.write("\\n".join(rng.sample(slugs, min(size, len(slugs)))))
-words = sorted({{w.lower() for w in demo.PREFIXES + demo.SUFFIXES}}
-               | {{w.lower().strip("&") for c, _ in demo.CATEGORIES for w in c.split()} - {{""}}})
+words = {w.lower() for w in demo.PREFIXES + demo.SUFFIXES}
+words |= {w.lower() for c, _ in demo.CATEGORIES for w in c.split() if w.isalpha()}
 with open(folder + "/words.txt", "w") as f:
-    f.write("\\n".join(words))
+    f.write("\\n".join(sorted(words)))
 with open(folder + "/categories.txt", "w") as f:
     f.write("\\n".join(urllib.parse.quote(c) for c, _ in demo.CATEGORIES))
 qs = startup_list(filters=StartupFilters())
 for name, start in (("shallow", 0), ("deep", 49_000)):
     rows = qs[start : start + size // 10]
-    with open(folder + f"/cursors-{{name}}.txt", "w") as f:
+    with open(folder + f"/cursors-{name}.txt", "w") as f:
         f.write("\\n".join(encode_cursor(after_of(s, "mrr-desc")) for s in rows))
-print(total)
 """
 
 
 def make_pools(count: int, folder: str) -> None:
-    shell(count, POOLS.format(size=POOL_SIZE, folder=folder))
+    shell(count, f"size, folder = {POOL_SIZE}, {folder!r}\n" + POOLS)
 
 
 def rows_for(pro_h: dict, free_h: dict, top: str, pools: str) -> list[Row]:

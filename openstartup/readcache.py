@@ -356,19 +356,17 @@ def _page_from_index(
     SQL only for the ids of a page in another order than the default one or after a cursor
     (index walks) and for the rows. None when the index cannot answer (then the SQL path
     does)."""
-    categories = None
-    if filters.category:
-        categories = rankindex.matching_categories(index, filters.category, db=PRIMARY)
-        if categories is None:
-            return None
-    total = index.total(filters, categories)
+    subsets = index.subsets(filters, db=PRIMARY)
+    if subsets is False:
+        return None
+    total = index.total(filters, subsets)
     more = None
     asked_sql = False
     if after is not None and limit <= 0:
         ids, more = [], False
     elif after is not None and filters.sort == selectors.DEFAULT_SORT:
         place = index.after_place(after, db=PRIMARY)
-        ids = index.default_order_ids(filters, categories, 0, limit + 1, start=place)
+        ids = index.default_order_ids(filters, subsets, 0, limit + 1, start=place)
         more, ids, asked_sql = len(ids) > limit, ids[:limit], True
     elif after is not None:
         ordered = selectors.startups_after(
@@ -379,14 +377,15 @@ def _page_from_index(
     elif limit <= 0 or offset >= total:
         return StartupPage(startups=[], total=total)
     elif filters.sort == selectors.DEFAULT_SORT:
-        ids = index.default_order_ids(filters, categories, offset, limit)
+        ids = index.default_order_ids(filters, subsets, offset, limit)
     else:
         ordered = selectors.startup_list(filters=filters).using(PRIMARY)
         ids = list(ordered.values_list("id", flat=True)[offset : offset + limit])
         asked_sql = True
+    asked_sql = asked_sql or bool(filters.q)  # a term's places may have come from SQL now
     if asked_sql and _read_tokens().get("data") != token:
         return None  # a write committed meanwhile: the ids may be newer than the index
-    ranks = index.ranks(filters, categories, ids)
+    ranks = index.ranks(filters, subsets, ids)
     rows, token = LIST_ROWS.lookup(ids) if ids else ({}, None)
     missing = [startup_id for startup_id in ids if startup_id not in rows]
     if missing:

@@ -4,26 +4,31 @@
 `COUNT(*)` walks every matching row and a rank within a sort other than MRR is a window over the
 whole set, so both grow with the dataset (issue 19: 18x fewer requests per second at 1,000,000
 startups than at 100,000 for `sort=name-asc`). For the filters most requests carry (an MRR
-range, a category, or none) this structure answers both by binary search instead:
+range, a category or a search term, or none) this structure answers both by binary search
+instead:
 
 - `ids`: every published startup in the default order (`mrr DESC NULLS LAST, lower(name),
   slug`, read from PostgreSQL so its collation decides), ranked ones (with MRR) first;
 - `neg_mrr`: their MRR negated (ascending), so an MRR range is a slice [lo, hi) of `ids`;
 - `position`: id -> place in `ids` + 1 (0: not published);
-- per stored category value, the sorted places of its startups.
+- per stored category value, the sorted places of its startups;
+- per `q` term asked, the sorted places of the startups it finds (one SQL query per term
+  and data generation, then reused by every page, sort and MRR range with that term).
 
 An MRR range's startups are the contiguous slice [lo, hi) of `ids`, so its total is `hi - lo`
-and a startup's rank in it is its place minus `lo`; with a category filter, the same counts are
-taken in each matching category's sorted places. The structure is exact for the data it was
+and a startup's rank in it is its place minus `lo`; with a category or a term, the same counts
+are taken in the matching sorted places. The structure is exact for the data it was
 built from; openstartup/readcache.py keeps one per process under the data token and never uses
 an old one (the SQL path answers while a new one is built).
 """
 
 import json
+import threading
 from array import array
 from bisect import bisect_left, bisect_right
+from collections import OrderedDict
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from heapq import merge
 from itertools import islice
 
@@ -36,11 +41,16 @@ from startups.selectors import (
     StartupFilters,
     after_name,
     published_startups,
+    search,
     startup_list,
 )
 
 _FETCH = 20_000
 _BIGINT = 2**63 - 1
+# Term place sets kept per structure, in all at most this many times the dataset's size.
+MAX_TERM_PLACES = 4
+# The places whose union a `q` or `category` filter keeps; None: no such filter.
+Subsets = list[array] | None
 
 
 @dataclass
@@ -49,6 +59,10 @@ class RankIndex:
     neg_mrr: array  # -mrr of the ranked prefix of `ids`
     position: array  # id -> index in `ids` + 1
     categories: dict[str, array]  # stored category -> sorted indexes into `ids`
+    # q term -> sorted indexes of the startups it finds (filled on use, see term_places)
+    terms: OrderedDict[str, array] = field(default_factory=OrderedDict)
+    _term_places: int = 0
+    _lock: threading.Lock = field(default_factory=threading.Lock)
 
     @property
     def ranked(self) -> int:
@@ -68,14 +82,14 @@ class RankIndex:
         hi = self.ranked if low is None else bisect_right(self.neg_mrr, -low)
         return lo, max(lo, hi)
 
-    def total(self, filters: StartupFilters, categories: list[str] | None) -> int:
+    def total(self, filters: StartupFilters, subsets: Subsets) -> int:
         lo, hi = self.span(filters)
-        if categories is None:
+        if subsets is None:
             return hi - lo
-        return sum(_count(self.categories[c], lo, hi) for c in categories)
+        return sum(_count(places, lo, hi) for places in subsets)
 
     def ranks(
-        self, filters: StartupFilters, categories: list[str] | None, ids: Iterable[int]
+        self, filters: StartupFilters, subsets: Subsets, ids: Iterable[int]
     ) -> dict[int, int | None]:
         """Each startup's rank: its place by MRR within the filtered set (None without MRR, or
         not in the set)."""
@@ -85,12 +99,10 @@ class RankIndex:
             place = self.place(startup_id)
             if place is None or not lo <= place < min(hi, self.ranked):
                 found[startup_id] = None
-            elif categories is None:
+            elif subsets is None:
                 found[startup_id] = place - lo + 1
             else:
-                found[startup_id] = 1 + sum(
-                    _count(self.categories[c], lo, place) for c in categories
-                )
+                found[startup_id] = 1 + sum(_count(places, lo, place) for places in subsets)
         return found
 
     def place(self, startup_id: int) -> int | None:
@@ -101,7 +113,7 @@ class RankIndex:
     def default_order_ids(
         self,
         filters: StartupFilters,
-        categories: list[str] | None,
+        subsets: Subsets,
         offset: int,
         limit: int,
         *,
@@ -111,18 +123,45 @@ class RankIndex:
         filtered set, counting from the place `start` in `ids` (a cursor's; 0: the top)."""
         lo, hi = self.span(filters)
         lo = max(lo, start)
-        if categories is None:
+        if subsets is None:
             first = lo + offset
             return list(self.ids[first : min(hi, first + limit)])
-        if not categories:
+        if not subsets:
             return []
-        parts = [
-            islice(self.categories[c], bisect_left(self.categories[c], lo), None)
-            for c in categories
-        ]
+        parts = [islice(places, bisect_left(places, lo), None) for places in subsets]
         places = merge(*parts) if len(parts) > 1 else parts[0]
         within = (p for p in places if p < hi)
         return [self.ids[p] for p in islice(within, offset, offset + limit)]
+
+    def subsets(self, filters: StartupFilters, *, db: str) -> Subsets | bool:
+        """The sorted places whose union the filters' `q` or `category` keep (None: no such
+        filter), or False when this structure cannot say (both at once, or a database it
+        cannot ask): the SQL path answers then."""
+        if filters.q and filters.category:
+            return False
+        if filters.category:
+            names = matching_categories(self, filters.category, db=db)
+            return False if names is None else [self.categories[name] for name in names]
+        if filters.q:
+            return [self.term_places(filters.q, db=db)]
+        return None
+
+    def term_places(self, term: str, *, db: str) -> array:
+        """The sorted places of the startups `q=term` finds, from one SQL query the first time
+        a term is asked under this structure's data (kept while it is current, least recently
+        used first out, about MAX_TERM_PLACES places in all)."""
+        with self._lock:
+            if (places := self.terms.get(term)) is not None:
+                self.terms.move_to_end(term)
+                return places
+        found = published_startups(db=db).filter(search(term)).values_list("id", flat=True)
+        places = array("q", sorted(p for p in map(self.place, found.iterator()) if p is not None))
+        with self._lock:
+            self.terms[term] = places
+            self._term_places += len(places)
+            while self._term_places > MAX_TERM_PLACES * max(1, len(self.ids)) and self.terms:
+                self._term_places -= len(self.terms.popitem(last=False)[1])
+        return places
 
     def after_place(self, after: After, *, db: str) -> int:
         """The place in `ids` of the first startup after the cursor `after` (default order):
@@ -146,11 +185,11 @@ def _count(places: array, lo: int, hi: int) -> int:
 
 
 def answers(filters: StartupFilters) -> bool:
-    """Whether the structure can answer these filters: MRR bounds, a category and the sort
-    (what `startup_list` ignores counts as absent: an empty `q`, `website` or `country`)."""
+    """Whether the structure can answer these filters: MRR bounds, a category or a `q`, and
+    the sort (what `startup_list` ignores counts as absent: an empty `website` or
+    `country`)."""
     return (
-        not filters.q
-        and not filters.website
+        not filters.website
         and not filters.country
         and filters.on_sale is None
         and filters.verified is None

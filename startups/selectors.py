@@ -93,15 +93,16 @@ def published_startups(*, db: str | None = None) -> QuerySet[Startup]:
     return Startup.objects.db_manager(db).filter(is_published=True)
 
 
+def search(term: str) -> Q:
+    """What `q` finds: the term in the name, the category or the description, any case."""
+    return Q(name__icontains=term) | Q(category__icontains=term) | Q(description__icontains=term)
+
+
 def startup_list(*, filters: StartupFilters) -> QuerySet[Startup]:
     """The filtered startups in the requested order (not yet paged, not yet ranked)."""
     qs = published_startups()
     if filters.q:
-        qs = qs.filter(
-            Q(name__icontains=filters.q)
-            | Q(category__icontains=filters.q)
-            | Q(description__icontains=filters.q)
-        )
+        qs = qs.filter(search(filters.q))
     if filters.category:
         qs = qs.filter(category__icontains=filters.category)
     if filters.on_sale is not None:

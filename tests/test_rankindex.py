@@ -52,6 +52,7 @@ def random_filters(rng: random.Random) -> StartupFilters:
         min_mrr=rng.choice(bound),
         max_mrr=rng.choice(bound),
         category=rng.choice([None, None, *TERMS]),
+        q=rng.choice([None, None, None, "alpha", "ALPHA", "mile", "ä", "tools", "0", "%", ""]),
         sort=rng.choice(list(SORT_ORDERS)),
     )
 
@@ -69,7 +70,7 @@ def test_random_pages_match_the_database_exactly():
     assert len(index.ids) == Startup.objects.filter(is_published=True).count()
     everyone = list(Startup.objects.filter(is_published=True))
     checked = 0
-    for _ in range(600):
+    for _ in range(800):
         filters = random_filters(rng)
         assert rankindex.answers(filters)
         limit = rng.choice([0, 1, 3, 10, 25])
@@ -80,23 +81,25 @@ def test_random_pages_match_the_database_exactly():
         kwargs = dict(filters=filters, offset=offset, limit=limit, after=after)
         from_index = readcache._page_from_index(index, token, **kwargs)
         from_sql = selectors.startup_page(**kwargs)
+        if filters.q and filters.category:  # both at once: the SQL path answers
+            assert from_index is None
+            continue
         assert from_index is not None
         assert summary(from_index) == summary(from_sql), kwargs
         checked += bool(from_sql.startups)
-    assert checked > 150  # most trials compared real pages, not empty ones
+    assert checked > 100  # many trials compared real pages, not empty ones
 
 
 @pytest.mark.django_db
 def test_filters_the_index_does_not_hold_go_to_sql():
     for filters in (
-        StartupFilters(q="alpha"),
         StartupFilters(on_sale=True),
         StartupFilters(verified=False),
         StartupFilters(country="Germany"),
         StartupFilters(website="acme.com"),
     ):
         assert not rankindex.answers(filters)
-    assert rankindex.answers(StartupFilters(q="", country="", min_mrr=5, sort="name-asc"))
+    assert rankindex.answers(StartupFilters(website="", country="", min_mrr=5, sort="name-asc"))
 
 
 def list_page(client, key: str, query: str = "") -> dict:
@@ -112,11 +115,14 @@ def pro_key(db) -> str:
     return raw
 
 
-@pytest.mark.parametrize("query", ["?minMrr=50", "?sort=name-asc&category=tools&page=2&limit=3"])
+@pytest.mark.parametrize(
+    "query",
+    ["?minMrr=50", "?sort=name-asc&category=tools&page=2&limit=3", "?q=alpha&sort=mrr-asc"],
+)
 def test_the_list_counts_and_ranks_without_a_count_query(client, pro_key, settings, query):
     settings.LIST_CACHE_SECONDS = 0  # every request builds its page
     dataset(random.Random(7))
-    list_page(client, pro_key, query)  # builds the index
+    list_page(client, pro_key, query)  # builds the index (and the term's places)
     with CaptureQueriesContext(connection) as queries:
         body = list_page(client, pro_key, query)
     sql = " ".join(q["sql"].upper() for q in queries.captured_queries)
