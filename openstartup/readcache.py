@@ -93,15 +93,23 @@ def _new_token() -> str:
 def _read_tokens() -> dict[str, str]:
     """Every kind's current token, from the primary (one query; a second one the first time
     a kind has none, e.g. on an empty database)."""
-    tokens = dict(Generation.objects.using(PRIMARY).values_list("kind", "token"))
+    tokens = _select_tokens()
     missing = [kind for kind in KINDS if kind not in tokens]
     if missing:
         Generation.objects.using(PRIMARY).bulk_create(
             [Generation(kind=kind, token=_new_token()) for kind in missing],
             ignore_conflicts=True,
         )
-        tokens = dict(Generation.objects.using(PRIMARY).values_list("kind", "token"))
+        tokens = _select_tokens()
     return tokens
+
+
+def _select_tokens() -> dict[str, str]:
+    # Every request runs this: plain SQL, about half the CPU of the ORM's compile and rows.
+    table = db_connections[PRIMARY].ops.quote_name(Generation._meta.db_table)
+    with db_connections[PRIMARY].cursor() as cursor:
+        cursor.execute(f"SELECT kind, token FROM {table}")  # noqa: S608 - model metadata
+        return dict(cursor.fetchall())
 
 
 def current(kind: Kind) -> str | None:
