@@ -291,10 +291,11 @@ def startup_profile_json(*, slug: str, request: HttpRequest) -> bytes | None:
 
 
 # List pages: the expensive parts (exact total, which startups are on the page, their ranks)
-# as a shared "skeleton" per filter set and page, for LIST_CACHE_SECONDS at most (0: off); the
-# rows as per-process copies by id.
+# as a "skeleton" per filter set and page: a per-process copy, and for pages SQL had to answer
+# a shared entry for LIST_CACHE_SECONDS at most (0: off); the rows as per-process copies by id.
 LIST_CACHE_VERSION = "list-v3"
 LIST_ROWS = LocalCache("data", max_entries=20_000)
+SKELETONS = LocalCache("data", max_entries=5_000)
 
 
 class _RankIndexCopy:
@@ -411,14 +412,16 @@ def _page_from_index(
     return StartupPage(startups=startups, total=total, more=more)
 
 
-def _page(*, filters: StartupFilters, offset: int, limit: int, after: After | None) -> StartupPage:
-    """The page from the rank index where it answers these filters, else from SQL."""
+def _page(
+    *, filters: StartupFilters, offset: int, limit: int, after: After | None
+) -> tuple[StartupPage, bool]:
+    """The page, and whether the rank index answered it (else SQL did)."""
     if rankindex.answers(filters) and (index := RANK_INDEX.get()) is not None:
         page = _page_from_index(
             index, RANK_INDEX.token, filters=filters, offset=offset, limit=limit, after=after
         )
         if page is not None:
-            return page
+            return page, True
     page = selectors.startup_page(
         filters=filters, offset=offset, limit=limit, after=after, db=PRIMARY
     )
@@ -426,30 +429,40 @@ def _page(*, filters: StartupFilters, offset: int, limit: int, after: After | No
     if token is not None:
         for startup in page.startups:
             LIST_ROWS.put(startup.id, copy.copy(startup), token)
-    return page
+    return page, False
 
 
 def startup_page(
     *, filters: StartupFilters, offset: int, limit: int, after: After | None = None
 ) -> StartupPage:
     """`startups.selectors.startup_page`, kept: a write anywhere starts afresh (the token is
-    read before the database, for the skeleton and the rows alike)."""
+    read before the database, for the skeleton and the rows alike). A page the rank index
+    answers costs less to build than a round trip to the shared cache, so only pages SQL
+    answered are shared."""
     seconds = settings.LIST_CACHE_SECONDS
-    token = LIST_ROWS.token()
     position = encode_cursor(after) if after else None
     identity = orjson.dumps(
         {**asdict(filters), "offset": offset, "limit": limit, "after": position}
     )
+    found, token = SKELETONS.lookup([identity]) if seconds > 0 else ({}, LIST_ROWS.token())
+    skeleton = found.get(identity)
     key = shared_key(LIST_CACHE_VERSION, token, hashlib.sha256(identity).hexdigest())
-    skeleton = shared_get(key) if seconds > 0 else None
+    if skeleton is None and seconds > 0:
+        if not (rankindex.answers(filters) and RANK_INDEX.get() is not None):
+            skeleton = shared_get(key)
     if skeleton is None:
-        page = _page(filters=filters, offset=offset, limit=limit, after=after)
+        page, from_index = _page(filters=filters, offset=offset, limit=limit, after=after)
         if seconds > 0:
             ids = [startup.id for startup in page.startups]
             ranks = [startup.rank for startup in page.startups]
             skeleton = {"total": page.total, "ids": ids, "ranks": ranks, "more": page.more}
-            shared_set(key, skeleton, seconds)
+            if not from_index:
+                shared_set(key, skeleton, seconds)
+            if token is not None:
+                SKELETONS.put(identity, skeleton, token)
         return page
+    if token is not None and not found:
+        SKELETONS.put(identity, skeleton, token)
     ids = skeleton["ids"]
     rows, token = LIST_ROWS.lookup(ids) if ids else ({}, None)
     missing = [startup_id for startup_id in ids if startup_id not in rows]
