@@ -13,8 +13,8 @@ from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.settings import api_settings
 
-from apikeys.authentication import key_account_of
 from openstartup.errors import InvalidApiKey
 from openstartup.formats import iso_timestamp, month_start
 from quota.callers import caller_for, request_caller
@@ -131,10 +131,11 @@ class QuotaHeadersMiddleware:
         return response
 
     def _caller(self, request: HttpRequest) -> Caller:
-        # No view authenticated this request, so this is its only key check. A bad key is
-        # reported on the Free figures of the client address, like a request without a key.
+        # No view authenticated this request, so the API's authentication (DRF's setting) does
+        # it here. A bad key is reported on the Free figures of the client address, like a
+        # request without a key.
+        authenticators = [cls() for cls in api_settings.DEFAULT_AUTHENTICATION_CLASSES]
         try:
-            account = key_account_of(request)
+            return request_caller(Request(request, authenticators=authenticators))
         except InvalidApiKey:
-            account = None
-        return caller_for(account=account, meta=request.META)
+            return caller_for(account=None, meta=request.META)
