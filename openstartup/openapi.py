@@ -14,7 +14,12 @@ from drf_spectacular.extensions import (
     OpenApiSerializerFieldExtension,
 )
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse
+from drf_spectacular.utils import (
+    OpenApiExample,
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+)
 from rest_framework.response import Response
 
 from openstartup.errors import ErrorSerializer
@@ -272,6 +277,31 @@ FAIR_USE_HEADERS = [
         response=True,
     ),
 ]
+
+
+def rest_operation(
+    *,
+    ok: Any,
+    errors: tuple[int | str, ...],
+    parameters: tuple = (),
+    headers: tuple = (),
+    metered: bool = True,
+    **kwargs: Any,
+):
+    """`extend_schema` for a /api/v1 operation: the REST tag; its `parameters`, then the headers
+    every answer carries, `Retry-After` when it spends the allowance (`metered`) and its own
+    `headers`; the 200 body `ok` and the documented `errors`."""
+    return extend_schema(
+        tags=[REST_TAG],
+        parameters=[
+            *parameters,
+            *REST_RESPONSE_HEADERS,
+            *([RETRY_AFTER] if metered else []),
+            *headers,
+        ],
+        responses={200: ok, **error_responses(*errors)},
+        **kwargs,
+    )
 
 
 class DocumentedOptions:
