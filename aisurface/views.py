@@ -26,7 +26,7 @@ from openstartup.openapi import (
     DocumentedOptions,
     error_responses,
 )
-from startups.renderers import JSONRenderer
+from openstartup.renderers import JSONRenderer
 from startups.selectors import ai_startup_get, ai_startup_list
 from startups.serializers import (
     AiDiscoveryFilterSerializer,

@@ -33,6 +33,7 @@ from openstartup.openapi import (
     error_responses,
 )
 from openstartup.readcache import startup_page, startup_profile_json
+from openstartup.renderers import CamelCaseJSONRenderer, camelize
 from quota.callers import request_caller
 from quota.headers import QuotaHeadersMixin, quota_meta, request_status
 from quota.plans import PRO, apply_limit, remaining_notice
@@ -42,7 +43,6 @@ from startups.fieldsets import parse_fields, sparse
 from startups.freshness import METHODOLOGY_VERSION
 from startups.history import revenue_history
 from startups.methodology import methodology_html
-from startups.renderers import CamelCaseJSONRenderer, camelize
 from startups.selectors import (
     after_of,
     category_counts,

@@ -15,7 +15,7 @@ from jsonschema import Draft202012Validator
 from openapi_spec_validator import validate as validate_openapi
 from rest_framework import serializers
 
-from startups.renderers import camel_key
+from openstartup.renderers import camel_key
 from startups.selectors import ai_startup_get, startup_get
 from startups.serializers import (
     AiDiscoveryEntrySerializer,
