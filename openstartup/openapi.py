@@ -59,7 +59,7 @@ class ApiKeyAuthenticationScheme(OpenApiAuthenticationExtension):
 class LenientFieldSchema(OpenApiSerializerFieldExtension):
     """Query parameters document their type, default and range from the field's `openapi`."""
 
-    target_class = "startups.serializers.LenientField"
+    target_class = "startups.filters.LenientField"
     match_subclasses = True
 
     def map_serializer_field(self, auto_schema: Any, direction: str) -> dict:
