@@ -13,7 +13,7 @@ from django.urls import reverse
 from rest_framework import serializers
 
 from openstartup.formats import iso_timestamp, site_url
-from startups.filters import MAX_TEXT, LenientBoolean, LenientText
+from startups.filters import LenientBoolean, LenientText
 from startups.freshness import STATUSES, last_synced_at, verification_status
 from startups.models import Founder, Startup
 from startups.serializers import (
@@ -31,18 +31,13 @@ class AiDiscoveryFilterSerializer(serializers.Serializer):
     """Query parameters of GET /api/ai/discovery. Invalid values are ignored, never errors."""
 
     category = LenientText(
-        required=False,
-        openapi={"maxLength": MAX_TEXT},
         help_text='Slug-style category word: `developer-tools` matches "Developer Tools"; also '
         "matches secondary categories.",
     )
     industry = LenientText(
-        required=False,
-        openapi={"maxLength": MAX_TEXT},
         help_text="Slug-style industry word.",
     )
     verified = LenientBoolean(
-        required=False,
         help_text="`true`: only startups whose owner account is verified; `false`: only those "
         "whose owner is not; any other value is ignored.",
     )

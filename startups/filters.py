@@ -33,6 +33,7 @@ class LenientField(serializers.Field):
 
     def __init__(self, *, openapi: dict[str, Any] | None = None, **kwargs: Any):
         self.openapi = {**self.openapi, **(openapi or {})}
+        kwargs.setdefault("required", False)  # a query parameter may always be left out
         super().__init__(**kwargs)
 
     def to_internal_value(self, data: Any) -> Any:
@@ -87,6 +88,8 @@ class LenientChoice(LenientField):
 
 
 class LenientText(LenientField):
+    openapi = {"type": "string", "maxLength": MAX_TEXT}
+
     def parse(self, raw: str) -> str | None:
         # NUL cannot be stored or compared by PostgreSQL; it never matches anything anyway.
         text = raw.replace("\x00", "")[:MAX_TEXT]
@@ -94,6 +97,8 @@ class LenientText(LenientField):
 
 
 class LenientDomain(LenientField):
+    openapi = {"type": "string", "maxLength": MAX_TEXT}
+
     def parse(self, raw: str) -> str | None:
         return website_domain(raw[:MAX_TEXT])
 

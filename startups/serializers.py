@@ -46,13 +46,11 @@ class StartupFilterSerializer(serializers.Serializer):
     """Query parameters of GET /api/v1/startups. Invalid values are ignored, never errors."""
 
     page = LenientInteger(
-        required=False,
         openapi={"default": 1, "minimum": 1, "maximum": MAX_PAGE},
         help_text="Page number, from 1. Below 1 or not a number means 1; past the end gives an "
         "empty `data` with `hasMore: false`.",
     )
     limit = LenientInteger(
-        required=False,
         openapi={"default": FREE.default_limit, "minimum": 1, "maximum": PRO.max_limit},
         help_text=f"Results per page: 1 to the plan maximum ({FREE.max_limit} Free, "
         f"{PRO.max_limit} Pro). Values out of range are clamped, never refused; when lowered, "
@@ -60,51 +58,41 @@ class StartupFilterSerializer(serializers.Serializer):
     )
     sort = LenientChoice(
         choices=list(SORT_ORDERS),
-        required=False,
         openapi={"default": DEFAULT_SORT},
         help_text="Order. Startups without MRR sort last (`growth-desc`: without `growth30d`); "
         "an unknown value means the default.",
     )
     q = LenientText(
-        required=False,
-        openapi={"maxLength": MAX_TEXT},
         help_text="Search text matched against name, category and description (case-insensitive; "
         f"cut to {MAX_TEXT} characters; `%`, `_` and `\\` match literally).",
     )
     category = LenientText(
-        required=False,
-        openapi={"maxLength": MAX_TEXT},
         help_text="Partial, case-insensitive category match.",
     )
     onSale = LenientBoolean(  # noqa: N815 - the wire name
-        required=False,
         source="on_sale",
         help_text="`true`: only startups listed for acquisition; `false`: only those not listed; "
         "omitted or any other value: all.",
     )
     minMrr = LenientMoney(  # noqa: N815
         rounding="up",
-        required=False,
         source="min_mrr",
         help_text="Minimum MRR in USD, inclusive (decimals round up; not a finite number: "
         "ignored).",
     )
     maxMrr = LenientMoney(  # noqa: N815
         rounding="down",
-        required=False,
         source="max_mrr",
         help_text="Maximum MRR in USD, inclusive (decimals round down; not a finite number: "
         "ignored).",
     )
 
     verified = LenientBoolean(
-        required=False,
         help_text="`true`: only startups whose figures come from a connected payment provider "
         "(`revenue.verified`); `false`: only self-reported or public figures; omitted or any "
         "other value: all.",
     )
     cursor = LenientCursor(
-        required=False,
         help_text="Cursor paging: `meta.nextCursor` of the previous page. The next page starts "
         "after the last startup that page showed, in the same order (the cursor carries its "
         "`sort`), so rows inserted or moved meanwhile never make others repeat or go missing. "
@@ -112,24 +100,18 @@ class StartupFilterSerializer(serializers.Serializer):
         "warning.",
     )
     website = LenientDomain(
-        required=False,
-        openapi={"maxLength": MAX_TEXT},
         help_text="A domain (`acme.com`) or address: startups whose website is on that domain or "
         "a subdomain of it (`acme.com` matches `https://www.acme.com/pricing`).",
     )
     country = LenientText(
-        required=False,
-        openapi={"maxLength": MAX_TEXT},
         help_text="Headquarters country, case-insensitive exact match (e.g. `Germany`).",
     )
     updatedSince = LenientTimestamp(  # noqa: N815
-        required=False,
         source="updated_since",
         help_text="Change feed: only startups changed at or after this moment (ISO 8601; no "
         "offset means UTC). Use with `sort=updated-desc`; each item has `updatedAt`.",
     )
     fields = LenientText(
-        required=False,
         openapi={"maxLength": MAX_FIELDS},
         help_text="Sparse fieldset: comma-separated item fields to return, nested ones dotted "
         "(`name,slug,revenue.mrr`). Only those keys are sent; unknown names are ignored with a "
@@ -534,14 +516,12 @@ class HistoryFilterSerializer(serializers.Serializer):
 
     # `from` is a Python keyword: declared under its wire name below.
     to = LenientDate(
-        required=False,
         help_text="Last UTC date to include (YYYY-MM-DD, inclusive); anything else: no bound.",
     )
 
     def get_fields(self) -> dict:
         fields = super().get_fields()
         fields["from"] = LenientDate(
-            required=False,
             help_text="First UTC date to include (YYYY-MM-DD, inclusive); anything else: no bound.",
         )
         return fields
