@@ -265,11 +265,15 @@ class Shape(serializers.Serializer):
     @cached_property
     def _renderers(self) -> list[tuple[str, serializers.Field, Callable[[Any], Any] | None]]:
         """Per readable field: its name, itself and its `get_<name>` (looked up once, not per
-        instance rendered: a list renders many)."""
+        instance rendered: a list renders many). DRF's own `get_fields`, `get_value`... are
+        not derivations."""
         return [
-            (field.field_name, field, getattr(self, f"get_{field.field_name}", None))
+            (field.field_name, field, self._derivation(f"get_{field.field_name}"))
             for field in self._readable_fields
         ]
+
+    def _derivation(self, name: str) -> Callable[[Any], Any] | None:
+        return None if hasattr(serializers.Serializer, name) else getattr(self, name, None)
 
     def to_representation(self, instance: Any) -> dict:
         data = {}
