@@ -3,7 +3,7 @@
 The document is generated from the views and the serializers that serve the data. Serializers
 speak snake_case; `camelize_rest_components` renames the properties of every component that a
 /api/v1 operation reaches with the renderer's own `camel_key`, so the REST casing rule lives in
-one place (startups/renderers.py) for both the data and its description.
+one place (openstartup/renderers.py) for both the data and its description.
 """
 
 import copy
@@ -23,7 +23,7 @@ from drf_spectacular.utils import (
 from rest_framework.response import Response
 
 from openstartup.errors import ErrorSerializer
-from startups.renderers import camel_key, camelize
+from openstartup.renderers import camel_key, camelize
 
 REST_PREFIX = "/api/v1/"
 AI_PREFIX = "/api/ai/"
@@ -64,7 +64,7 @@ class ApiKeyAuthenticationScheme(OpenApiAuthenticationExtension):
 class LenientFieldSchema(OpenApiSerializerFieldExtension):
     """Query parameters document their type, default and range from the field's `openapi`."""
 
-    target_class = "startups.serializers.LenientField"
+    target_class = "startups.filters.LenientField"
     match_subclasses = True
 
     def map_serializer_field(self, auto_schema: Any, direction: str) -> dict:

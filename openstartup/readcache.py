@@ -48,6 +48,7 @@ from accounts.models import User
 from apikeys.models import ApiKey, Subscription
 from openstartup.formats import site_url
 from openstartup.models import Generation
+from openstartup.renderers import CamelCaseJSONRenderer, JSONRenderer
 from startups import rankindex, selectors
 from startups.freshness import freshness_epoch
 from startups.models import (
@@ -58,7 +59,6 @@ from startups.models import (
     Startup,
     Verification,
 )
-from startups.renderers import CamelCaseJSONRenderer, JSONRenderer
 from startups.selectors import After, StartupFilters, StartupPage, encode_cursor, startup_get
 from startups.serializers import StartupDetailSerializer
 from verification.models import ProviderConnection

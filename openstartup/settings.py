@@ -462,9 +462,9 @@ CORS_EXPOSE_HEADERS = [
 ]
 
 REST_FRAMEWORK = {
-    "DEFAULT_RENDERER_CLASSES": ["startups.renderers.CamelCaseJSONRenderer"],
+    "DEFAULT_RENDERER_CLASSES": ["openstartup.renderers.CamelCaseJSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
-    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "startups.renderers.JSONOnlyNegotiation",
+    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "openstartup.renderers.JSONOnlyNegotiation",
     "DEFAULT_AUTHENTICATION_CLASSES": ["apikeys.authentication.ApiKeyAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": [],
     "UNAUTHENTICATED_USER": None,

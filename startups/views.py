@@ -30,6 +30,7 @@ from openstartup.openapi import (
     rest_operation,
 )
 from openstartup.readcache import startup_page, startup_profile_json
+from openstartup.renderers import CamelCaseJSONRenderer, camelize
 from quota.callers import request_caller
 from quota.headers import QuotaHeadersMixin
 from quota.plans import PRO
@@ -39,7 +40,6 @@ from startups.freshness import METHODOLOGY_VERSION
 from startups.history import revenue_history
 from startups.methodology import methodology_html
 from startups.paging import metered_envelope, page_request, paginated_response
-from startups.renderers import CamelCaseJSONRenderer, camelize
 from startups.selectors import category_counts, startup_export, startup_get
 from startups.serializers import (
     AttestationEnvelopeSerializer,
