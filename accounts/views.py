@@ -1,20 +1,51 @@
-"""E-mail confirmation: the signed link, and sending it again from the dashboard."""
+"""Sign-up, sign-in and e-mail confirmation (the signed link, and sending it again from the
+dashboard)."""
 
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.views import LoginView
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import redirect
+from django.shortcuts import redirect, render
 from django.views.decorators.cache import never_cache
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from accounts.services import email_confirm, email_confirmation_send
-from accounts.throttle import confirmation_resend_allowed
+from accounts.forms import SignInForm, SignUpForm
+from accounts.services import account_sign_up, email_confirm, email_confirmation_send
+from accounts.throttle import (
+    SIGNUP_THROTTLED_MESSAGE,
+    confirmation_resend_allowed,
+    request_client,
+    signup_allowed,
+)
 
 
 def site_base_url(request: HttpRequest) -> str:
     """Where links in e-mails point: SITE_URL, else this request's own (validated) host."""
     return settings.SITE_URL or request.build_absolute_uri("/").rstrip("/")
+
+
+class SignInView(LoginView):
+    form_class = SignInForm
+    redirect_authenticated_user = True
+
+
+@require_http_methods(["GET", "POST"])
+def sign_up(request: HttpRequest) -> HttpResponse:
+    if request.user.is_authenticated:
+        return redirect("dashboard")
+    form = SignUpForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        if not signup_allowed(client=request_client(request)):
+            form.add_error(None, SIGNUP_THROTTLED_MESSAGE)
+            return render(request, "accounts/signup.html", {"form": form}, status=429)
+        email = form.cleaned_data["email"]
+        # The same answer whether or not the address is registered (its owner gets an e-mail).
+        account_sign_up(
+            email=email, password=form.cleaned_data["password1"], base_url=site_base_url(request)
+        )
+        return render(request, "accounts/signup_done.html", {"email": email})
+    return render(request, "accounts/signup.html", {"form": form})
 
 
 @never_cache

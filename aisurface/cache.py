@@ -15,7 +15,7 @@ from rest_framework.request import Request
 
 from openstartup import readcache
 from openstartup.formats import site_url
-from startups.renderers import JSONRenderer
+from openstartup.renderers import JSONRenderer
 
 
 def cached_response(request: Request, *, parts: dict, build: Callable[[], dict]) -> HttpResponse:

@@ -4,8 +4,10 @@ from django.http import HttpRequest
 from rest_framework.authentication import BaseAuthentication
 from rest_framework.request import Request
 
-from apikeys.services import KeyAccount, api_key_authenticate
+from apikeys.services import api_key_authenticate
 from openstartup.errors import InvalidApiKey
+from quota.callers import KeyAccount, caller_for
+from quota.services import Caller
 
 
 def raw_key_from(request: HttpRequest) -> str | None:
@@ -57,16 +59,19 @@ _UNSET = object()
 
 
 class ApiKeyAuthentication(BaseAuthentication):
-    """Sets request.user and request.auth to the key's account (id and plan)."""
+    """Sets `request.user` to the key's account (id and plan) and `request.auth` to the Caller
+    whose allowance the request spends (quota.callers.request_caller reads it)."""
 
-    def authenticate(self, request: Request) -> tuple[KeyAccount, KeyAccount] | None:
+    def authenticate(self, request: Request) -> tuple[KeyAccount, Caller] | None:
         try:
             account = key_account_of(request._request)
         except InvalidApiKey as error:
             if error.status_code == 401:
                 error.headers.setdefault("WWW-Authenticate", self.authenticate_header(request))
             raise
-        return None if account is None else (account, account)
+        if account is None:
+            return None
+        return account, caller_for(account=account, meta=request.META)
 
     def authenticate_header(self, request: Request) -> str:
         # Makes DRF answer 401 (not 403) with a WWW-Authenticate challenge.

@@ -13,6 +13,7 @@ from apikeys import keys
 from apikeys.models import ApiKey, Subscription
 from openstartup import readcache
 from openstartup.errors import EmailNotConfirmed, InvalidApiKey
+from quota.callers import KeyAccount
 from quota.plans import PlanLimits, plan_for
 
 # last_used_at is shown with minute precision; writing it at most once a minute keeps the
@@ -48,17 +49,6 @@ class KeyRecord:
     pro_until: datetime | None  # end of the latest Pro period running when it was read
     last_used_at: datetime | None
     email_confirmed: bool
-
-
-@dataclass(frozen=True)
-class KeyAccount:
-    """A valid key's account, by id, with its plan now: DRF's `request.user` and
-    `request.auth` for keyed requests (no User row is loaded on the hot path)."""
-
-    pk: int
-    key_id: int
-    plan: PlanLimits
-    is_authenticated = True
 
 
 def _key_record(*, digest: str, now: datetime) -> KeyRecord | None:

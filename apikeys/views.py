@@ -1,19 +1,15 @@
-"""The founders' dashboard: sign up, plan and usage, create and revoke keys."""
+"""The founders' dashboard: plan and usage, create and revoke keys, the account page."""
 
 from django.contrib import messages
 from django.contrib.auth import logout
 from django.contrib.auth.decorators import login_required
-from django.contrib.auth.views import LoginView
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 
-from accounts.services import account_sign_up
-from accounts.throttle import SIGNUP_THROTTLED_MESSAGE, request_client, signup_allowed
-from accounts.views import site_base_url
-from apikeys.forms import AccountDeleteForm, ApiKeyCreateForm, SignInForm, SignUpForm
+from apikeys.forms import AccountDeleteForm, ApiKeyCreateForm
 from apikeys.selectors import api_key_get, api_key_list
 from apikeys.services import (
     CreatedKey,
@@ -27,29 +23,6 @@ from founders.selectors import owned_startups
 from openstartup.formats import site_url
 from quota.services import Caller, quota_status
 from verification.crypto import decrypt_key, encrypt_key
-
-
-class SignInView(LoginView):
-    form_class = SignInForm
-    redirect_authenticated_user = True
-
-
-@require_http_methods(["GET", "POST"])
-def sign_up(request: HttpRequest) -> HttpResponse:
-    if request.user.is_authenticated:
-        return redirect("dashboard")
-    form = SignUpForm(request.POST or None)
-    if request.method == "POST" and form.is_valid():
-        if not signup_allowed(client=request_client(request)):
-            form.add_error(None, SIGNUP_THROTTLED_MESSAGE)
-            return render(request, "apikeys/signup.html", {"form": form}, status=429)
-        email = form.cleaned_data["email"]
-        # The same answer whether or not the address is registered (its owner gets an e-mail).
-        account_sign_up(
-            email=email, password=form.cleaned_data["password1"], base_url=site_base_url(request)
-        )
-        return render(request, "accounts/signup_done.html", {"email": email})
-    return render(request, "apikeys/signup.html", {"form": form})
 
 
 @never_cache

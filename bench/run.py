@@ -1,18 +1,29 @@
 """`make bench`: the service against a framework floor and a naive implementation, in one run.
 
-PostgreSQL with 100,000 startups, gunicorn with 2 workers on 127.0.0.1:8480, wrk (8 connections,
-BENCH_SECONDS per row, BENCH_ROUNDS rounds). Prints requests/s, p50 and p99 per row with ratios
-to rows 1 and 2, checks the targets of issue 5, and writes bench/results.md.
+PostgreSQL with BENCH_COUNTS startups (each size in its own database), gunicorn with 2 workers on
+127.0.0.1:8480, wrk (8 connections, BENCH_SECONDS per row, BENCH_ROUNDS rounds). Two kinds of
+rows: "repeated" rows send one URL again and again (what caches help), "varied" rows give every
+request its own values (bench/varied.lua: minMrr, page, q, category, slug, cursor), which no
+cache helps. Prints requests/s, p50 and p99 per row, checks the targets of issues 5 and 19, and
+writes bench/results.md (one column group per dataset size, side by side).
+
 Environment (all optional):
 
-    BENCH_DATABASE_URL  postgres://postgres@127.0.0.1:5432/openstartup_bench
+    BENCH_COUNTS        100000 (comma-separated sizes: `100000,1000000` runs both, in order)
+    BENCH_COUNT         one size (the same as BENCH_COUNTS with one value)
+    BENCH_DATABASE_URL  postgres://postgres@127.0.0.1:5432/openstartup_bench (a size other than
+                        100,000 gets its own database: `..._bench_1000000`)
     BENCH_REDIS_URL     redis://127.0.0.1:6379/9
     BENCH_PORT          8480
     BENCH_SECONDS       5 (per row and round)
     BENCH_ROUNDS        3 (each figure is the median over the rounds)
-    BENCH_COUNT         100000
-    BENCH_ROWS          only these rows, e.g. `1,3f,3g` (for iterating; targets need 1 and 2)
-    BENCH_SKIP_SEED     1: keep the startups already in BENCH_DATABASE_URL (for iterating)
+    BENCH_ROWS          only these rows, e.g. `1,3f,4a` (for iterating; targets need them all)
+    BENCH_RESEED        1: seed even when the database already holds the demo dataset of that
+                        size (by default it is reused: the seed is deterministic)
+    BENCH_BASELINE      a git revision: first run that revision's own `make bench` (its rows,
+                        100,000 startups, a worktree and venv of its own under /tmp), then this
+                        one, and report the repeated rows side by side ("before and after, in
+                        one sitting")
 """
 
 import json
@@ -23,8 +34,11 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
+import urllib.parse
 import urllib.request
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -39,34 +53,55 @@ REDIS_URL = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/9")
 PORT = int(os.environ.get("BENCH_PORT", "8480"))
 SECONDS = int(os.environ.get("BENCH_SECONDS", "5"))
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "3"))
-COUNT = int(os.environ.get("BENCH_COUNT", "100000"))
+COUNTS = [
+    int(c)
+    for c in os.environ.get("BENCH_COUNTS", os.environ.get("BENCH_COUNT", "100000")).split(",")
+]
 ONLY = {row for row in os.environ.get("BENCH_ROWS", "").split(",") if row}
-SKIP_SEED = os.environ.get("BENCH_SKIP_SEED") == "1"
+RESEED = os.environ.get("BENCH_RESEED") == "1"
+BASELINE = os.environ.get("BENCH_BASELINE", "")
 CONNECTIONS = 8
 WARMUP_SECONDS = 1
 BASE = f"http://127.0.0.1:{PORT}"
-ENV = {
-    **os.environ,
-    "DJANGO_SETTINGS_MODULE": "openstartup.settings",
-    "DATABASE_URL": DATABASE_URL,
-    "REDIS_URL": REDIS_URL,
-    "CACHE_KEY_PREFIX": "openstartup-bench",
-    "DJANGO_ALLOWED_HOSTS": "127.0.0.1",
-    "LOG_LEVEL": "WARNING",
-}
+POOL_SIZE = 20_000  # slugs and cursors per pool: far more than a per-process copy keeps warm
 
 
 def step(message: str) -> None:
     print(f"== {message}", flush=True)
 
 
-def manage(*args: str) -> str:
+def database_url(count: int) -> str:
+    return DATABASE_URL if count == 100_000 else f"{DATABASE_URL}_{count}"
+
+
+def environment(count: int) -> dict[str, str]:
+    return {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "openstartup.settings",
+        "DATABASE_URL": database_url(count),
+        "REDIS_URL": REDIS_URL,
+        "CACHE_KEY_PREFIX": f"openstartup-bench-{count}",
+        "DJANGO_ALLOWED_HOSTS": "127.0.0.1",
+        "LOG_LEVEL": "WARNING",
+    }
+
+
+def manage(count: int, *args: str) -> str:
     run = subprocess.run(
-        [PY, "manage.py", *args], cwd=ROOT, env=ENV, capture_output=True, text=True, check=False
+        [PY, "manage.py", *args],
+        cwd=ROOT,
+        env=environment(count),
+        capture_output=True,
+        text=True,
+        check=False,
     )
     if run.returncode != 0:
         sys.exit(f"manage.py {' '.join(args)} failed:\n{run.stderr}")
     return run.stdout
+
+
+def shell(count: int, code: str) -> str:
+    return manage(count, "shell", "-c", code)
 
 
 def ensure_wrk() -> str:
@@ -76,28 +111,28 @@ def ensure_wrk() -> str:
     return shutil.which("wrk") or sys.exit("wrk is not available")
 
 
-def ensure_database() -> None:
-    name = DATABASE_URL.rsplit("/", 1)[1]
-    server = DATABASE_URL.rsplit("/", 1)[0] + "/postgres"
+def ensure_database(url: str) -> None:
+    name = url.rsplit("/", 1)[1]
+    server = url.rsplit("/", 1)[0] + "/postgres"
     with psycopg.connect(server, autocommit=True) as conn:
         exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone()
         if not exists:
             conn.execute(f'CREATE DATABASE "{name}"')
 
 
-def create_key(email: str, *extra: str) -> str:
-    return manage("create_api_key", email, *extra).strip().splitlines()[-1]
+def create_key(count: int, email: str, *extra: str) -> str:
+    return manage(count, "create_api_key", email, *extra).strip().splitlines()[-1]
 
 
 def get(path: str, headers: dict[str, str] | None = None) -> dict:
     request = urllib.request.Request(BASE + path, headers=headers or {})
-    with urllib.request.urlopen(request, timeout=30) as response:
+    with urllib.request.urlopen(request, timeout=60) as response:
         return json.loads(response.read())
 
 
-def start_server() -> subprocess.Popen:
+def start_server(count: int) -> subprocess.Popen:
     env = {
-        **ENV,
+        **environment(count),
         "BENCH_VIEWS": "1",
         "WEB_CONCURRENCY": "2",
         "GUNICORN_THREADS": "1",
@@ -110,7 +145,7 @@ def start_server() -> subprocess.Popen:
     server = subprocess.Popen(
         [str(Path(PY).parent / "gunicorn"), "openstartup.wsgi"], cwd=ROOT, env=env
     )
-    for _ in range(200):
+    for _ in range(300):
         try:
             get("/healthz")
             return server
@@ -118,6 +153,17 @@ def start_server() -> subprocess.Popen:
             time.sleep(0.1)
     server.terminate()
     sys.exit("gunicorn did not come up")
+
+
+def worker_rss_mb(server: subprocess.Popen) -> list[float]:
+    """Resident memory of each gunicorn worker (the master's children), in MB."""
+    children = Path(f"/proc/{server.pid}/task/{server.pid}/children").read_text().split()
+    sizes = []
+    for pid in children:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                sizes.append(int(line.split()[1]) / 1024)
+    return sizes
 
 
 def median_run(results: list[dict]) -> dict:
@@ -139,15 +185,32 @@ def _ms(text: str) -> float:
     return float(value) * UNITS[unit]
 
 
-def wrk(
-    wrk_bin: str, path: str, headers: dict[str, str], script: str | None = None, seconds: int = 0
-) -> dict:
-    args = [wrk_bin, "-t2", f"-c{CONNECTIONS}", f"-d{seconds or SECONDS}s", "--latency"]
-    for name, value in headers.items():
+@dataclass
+class Row:
+    key: str
+    label: str
+    path: str
+    headers: dict[str, str] = field(default_factory=dict)
+    script: str | None = None
+    args: tuple[str, ...] = ()
+    kind: str = "repeated"  # or "varied"
+    list_row: bool = False  # a varied list row: the targets of issue 19 apply
+
+    @property
+    def name(self) -> str:
+        return f"{self.key} {self.label}"
+
+
+def wrk(wrk_bin: str, row: Row, seconds: int) -> dict:
+    args = [wrk_bin, "-t2", f"-c{CONNECTIONS}", f"-d{seconds}s", "--latency", "--timeout", "10s"]
+    for name, value in row.headers.items():
         args += ["-H", f"{name}: {value}"]
-    if script:
-        args += ["-s", str(ROOT / "bench" / script)]
-    out = subprocess.run([*args, BASE + path], capture_output=True, text=True, check=True).stdout
+    if row.script:
+        args += ["-s", str(ROOT / "bench" / row.script)]
+    args.append(BASE + row.path)
+    if row.args:
+        args += ["--", *row.args]
+    out = subprocess.run(args, capture_output=True, text=True, check=True).stdout
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
     p50 = _ms(re.search(r"^\s+50%\s+(\S+)", out, re.M).group(1))
     p99 = _ms(re.search(r"^\s+99%\s+(\S+)", out, re.M).group(1))
@@ -162,166 +225,387 @@ def wrk(
     }
 
 
-def main() -> None:
-    os.chdir(ROOT)
-    wrk_bin = ensure_wrk()
-    step(f"database {DATABASE_URL}")
-    ensure_database()
-    manage("migrate", "--noinput")
+# --- the dataset -------------------------------------------------------------------------------
+
+SEEDED = (
+    "from startups.models import Startup;"
+    "print(Startup.objects.filter(is_published=True, slug__startswith='').count())"
+)
+
+
+def seed(count: int) -> str:
+    url = database_url(count)
+    step(f"database {url}")
+    ensure_database(url)
+    manage(count, "migrate", "--noinput")
+    present = int(shell(count, SEEDED).strip().splitlines()[-1])
+    if present == count and not RESEED:
+        return f"reused the {count:,} demo startups already loaded (BENCH_RESEED=1 reloads)"
+    step(f"seeding {count:,} startups")
     started = time.monotonic()
-    if SKIP_SEED:
-        seed_output = "skipped (BENCH_SKIP_SEED=1)"
-    else:
-        step(f"seeding {COUNT:,} startups")
-        # bench/seed.py: the demo dataset bulk-loaded with COPY (seed_demo syncs one by one).
-        loaded = manage("shell", "-c", f"from bench.seed import seed; print(seed({COUNT}))")
-        seed_output = f"Loaded {loaded.strip().splitlines()[-1]} demo startups (bench/seed.py)"
-    seed_seconds = time.monotonic() - started
-    print(f"   {seed_output} (command wall time {seed_seconds:.1f} s)")
-    pro = create_key("bench-pro@example.com", "--plan", "pro", "--name", "bench")
+    # bench/seed.py: the demo dataset bulk-loaded with COPY (seed_demo syncs one by one).
+    loaded = shell(count, f"from bench.seed import seed; print(seed({count}))")
+    seconds = time.monotonic() - started
+    return (
+        f"loaded {int(loaded.strip().splitlines()[-1]):,} demo startups with bench/seed.py "
+        f"in {seconds:.0f} s"
+    )
+
+
+POOLS = """
+import random, urllib.parse
+from django.db import connection
+from startups import demo
+from startups.selectors import StartupFilters, after_of, encode_cursor, startup_list
+with connection.cursor() as cursor:
+    cursor.execute("SELECT slug FROM startups_startup WHERE is_published ORDER BY id")
+    slugs = [row[0] for row in cursor.fetchall()]
+rng = random.Random(19)
+with open(folder + "/slugs.txt", "w") as f:
+    f.write("\\n".join(rng.sample(slugs, min(size, len(slugs)))))
+words = {w.lower() for w in demo.PREFIXES + demo.SUFFIXES}
+words |= {w.lower() for c, _ in demo.CATEGORIES for w in c.split() if w.isalpha()}
+with open(folder + "/words.txt", "w") as f:
+    f.write("\\n".join(sorted(words)))
+with open(folder + "/categories.txt", "w") as f:
+    f.write("\\n".join(urllib.parse.quote(c) for c, _ in demo.CATEGORIES))
+qs = startup_list(filters=StartupFilters())
+for name, start in (("shallow", 0), ("deep", 49_000)):
+    rows = qs[start : start + size // 10]
+    with open(folder + f"/cursors-{name}.txt", "w") as f:
+        f.write("\\n".join(encode_cursor(after_of(s, "mrr-desc")) for s in rows))
+"""
+
+
+def make_pools(count: int, folder: str) -> None:
+    shell(count, f"size, folder = {POOL_SIZE}, {folder!r}\n" + POOLS)
+
+
+def rows_for(pro_h: dict, free_h: dict, top: str, pools: str) -> list[Row]:
+    def varied(key, label, mode, base="-", vary="minMrr,page", pool="-", headers=None, path=""):
+        return Row(
+            key,
+            label,
+            path or ("/api/v1/startups" if mode in ("list", "cursor") else "/api/v1/startups/"),
+            headers if headers is not None else pro_h,
+            "varied.lua",
+            (mode, base, vary, f"{pools}/{pool}" if pool != "-" else "-"),
+            "varied",
+            mode in ("list", "cursor"),
+        )
+
+    return [
+        Row("1", "bare Django view (4 KB JSON)", "/bench/bare"),
+        Row("2", "minimal ORM list (no auth/quota/rank)", "/bench/minimal"),
+        Row("3a", "list, default sort, Pro key", "/api/v1/startups", pro_h),
+        Row("3b", "list, default sort, Free key", "/api/v1/startups", free_h),
+        Row("3c", "list, q=forge", "/api/v1/startups?q=forge", pro_h),
+        Row(
+            "3d",
+            "list, category=developer&minMrr=1000",
+            "/api/v1/startups?category=developer&minMrr=1000",
+            pro_h,
+        ),
+        Row("3e", "list, sort=name-asc&page=500", "/api/v1/startups?sort=name-asc&page=500", pro_h),
+        Row("3f", "detail", f"/api/v1/startups/{top}", pro_h),
+        Row("3g", "/api/ai/discovery (cached)", "/api/ai/discovery"),
+        Row("3h", "MCP tools/call search_startups", "/api/mcp", script="mcp.lua"),
+        varied("4a", "varied minMrr+page, mrr-desc, Pro", "list"),
+        varied("4b", "varied minMrr+page, mrr-desc, Free", "list", headers=free_h),
+        varied("4c", "varied minMrr+page, mrr-asc", "list", "sort=mrr-asc"),
+        varied("4d", "varied minMrr+page, name-asc", "list", "sort=name-asc"),
+        varied("4e", "varied minMrr+page, name-desc", "list", "sort=name-desc"),
+        varied("4f", "varied minMrr+page, growth-desc", "list", "sort=growth-desc"),
+        varied("4g", "varied minMrr+page, updated-desc", "list", "sort=updated-desc"),
+        varied("4h", "varied q+page", "list", vary="q,page", pool="words.txt"),
+        varied("4i", "varied category+page", "list", vary="category,page", pool="categories.txt"),
+        varied(
+            "4j", "varied cursor, pages 1-2,000", "cursor", vary="limit", pool="cursors-shallow.txt"
+        ),
+        varied(
+            "4k",
+            "varied cursor, pages ~4,900-6,900",
+            "cursor",
+            vary="limit",
+            pool="cursors-deep.txt",
+        ),
+        varied("4l", "varied detail (slug)", "detail", vary="-", pool="slugs.txt"),
+        varied("4m", "varied history (slug)", "history", vary="-", pool="slugs.txt"),
+        varied(
+            "4n",
+            "varied MCP search_startups (query)",
+            "mcp",
+            vary="-",
+            pool="words.txt",
+            headers={
+                "Content-Type": "application/json",
+                "Accept": "application/json, text/event-stream",
+            },
+            path="/api/mcp",
+        ),
+    ]
+
+
+def bench_size(wrk_bin: str, count: int) -> dict:
+    seed_output = seed(count)
+    print(f"   {seed_output}")
+    pro = create_key(count, "bench-pro@example.com", "--plan", "pro", "--name", "bench")
     # Free plan with an operator allowance override big enough for every request of the run,
     # so quota accounting stays on the path without running out.
     free = create_key(
-        "bench-free@example.com", "--plan", "free", "--allowance", "2000000000", "--name", "bench"
+        count,
+        "bench-free@example.com",
+        "--plan",
+        "free",
+        "--allowance",
+        "2000000000",
+        "--name",
+        "bench",
     )
-    manage(
-        "shell", "-c", "from quota.models import MonthlyUsage; MonthlyUsage.objects.all().delete()"
-    )
-
+    shell(count, "from quota.models import MonthlyUsage; MonthlyUsage.objects.all().delete()")
+    pools = tempfile.mkdtemp(prefix="openstartup-bench-")
+    step(f"value pools in {pools}")
+    make_pools(count, pools)
     step(f"gunicorn, 2 workers, {BASE}")
-    server = start_server()
+    server = start_server(count)
     try:
         pro_h, free_h = {"X-API-Key": pro}, {"X-API-Key": free}
         top = get("/api/v1/startups?limit=1", pro_h)["data"][0]["slug"]
-        rows = [
-            ("1 bare Django view (4 KB JSON)", "/bench/bare", {}, None),
-            ("2 minimal ORM list (no auth/quota/rank)", "/bench/minimal", {}, None),
-            ("3a list, default sort, Pro key", "/api/v1/startups", pro_h, None),
-            ("3b list, default sort, Free key", "/api/v1/startups", free_h, None),
-            ("3c list, q=forge", "/api/v1/startups?q=forge", pro_h, None),
-            (
-                "3d list, category=developer&minMrr=1000",
-                "/api/v1/startups?category=developer&minMrr=1000",
-                pro_h,
-                None,
-            ),
-            (
-                "3e list, sort=name-asc&page=500",
-                "/api/v1/startups?sort=name-asc&page=500",
-                pro_h,
-                None,
-            ),
-            ("3f detail", f"/api/v1/startups/{top}", pro_h, None),
-            ("3g /api/ai/discovery (cached)", "/api/ai/discovery", {}, None),
-            ("3h MCP tools/call search_startups", "/api/mcp", {}, "mcp.lua"),
-        ]
-        rows = [row for row in rows if not ONLY or row[0].split()[0] in ONLY]
-        runs: dict[str, list[dict]] = {name: [] for name, *_ in rows}
+        rows = [r for r in rows_for(pro_h, free_h, top, pools) if not ONLY or r.key in ONLY]
+        runs: dict[str, list[dict]] = {row.key: [] for row in rows}
         # Every row once per round, rounds one after the other: a slow spell of this shared
         # machine then lands on all rows alike instead of on whichever row ran during it.
         for round_number in range(1, ROUNDS + 1):
-            for name, path, headers, script in rows:
-                if script is None:
+            for row in rows:
+                if row.script is None:
                     for _ in range(3):  # warm: connections, caches
-                        get(path, headers)
-                step(f"round {round_number}/{ROUNDS}, {name}: {path}")
+                        get(row.path, row.headers)
+                step(f"{count:,}: round {round_number}/{ROUNDS}, {row.name}")
                 # An unrecorded warm-up at the same load first (worker and connection warm-up,
-                # caches, PostgreSQL's buffers), then the measured run.
-                wrk(wrk_bin, path, headers, script, seconds=WARMUP_SECONDS)
-                result = wrk(wrk_bin, path, headers, script)
+                # PostgreSQL's buffers), then the measured run.
+                wrk(wrk_bin, row, WARMUP_SECONDS)
+                result = wrk(wrk_bin, row, SECONDS)
                 print(
                     f"   {result['rps']:.0f} req/s, p50 {result['p50']:.2f} ms, "
-                    f"p99 {result['p99']:.2f} ms"
+                    f"p99 {result['p99']:.2f} ms, non-2xx {result['non2xx']}"
                 )
-                runs[name].append(result)
-        results = [(name, path, median_run(runs[name])) for name, path, *_ in rows]
+                runs[row.key].append(result)
+        rss = worker_rss_mb(server)
     finally:
         server.terminate()
         server.wait(timeout=30)
-    report(results, seed_seconds, seed_output)
+        shutil.rmtree(pools, ignore_errors=True)
+    return {
+        "rows": rows,
+        "results": {row.key: median_run(runs[row.key]) for row in rows},
+        "seed": seed_output,
+        "rss": rss,
+    }
 
 
-def report(results: list, seed_seconds: float, seed_output: str) -> None:
-    by = {name.split()[0]: r for name, _, r in results}
+# --- before and after (BENCH_BASELINE) ----------------------------------------------------------
+
+
+def run_baseline(revision: str) -> dict[str, dict]:
+    """That revision's own `make bench` (its rows, its seed, 100,000 startups), in a worktree
+    and venv of its own; its results by row key."""
+    folder = Path(tempfile.gettempdir()) / f"openstartup-bench-{revision}"
+    if not folder.exists():
+        step(f"baseline {revision}: worktree {folder}")
+        subprocess.run(
+            ["git", "worktree", "add", "--detach", str(folder), revision], cwd=ROOT, check=True
+        )
+    venv = folder / ".venv"
+    if not (venv / "bin" / "gunicorn").exists():
+        step(f"baseline {revision}: venv")
+        subprocess.run([PY, "-m", "venv", str(venv)], check=True)
+        subprocess.run(
+            [str(venv / "bin" / "pip"), "install", "-q", "-r", str(folder / "requirements.txt")],
+            check=True,
+        )
+    step(f"baseline {revision}: its own bench/run.py")
+    env = {
+        **os.environ,
+        "BENCH_DATABASE_URL": f"{DATABASE_URL}_baseline",
+        "BENCH_PORT": str(PORT + 1),
+    }
+    for name in ("BENCH_ROWS", "BENCH_COUNTS", "BENCH_COUNT", "BENCH_BASELINE"):
+        env.pop(name, None)
+    ensure_database(f"{DATABASE_URL}_baseline")
+    subprocess.run([str(venv / "bin" / "python"), "bench/run.py"], cwd=folder, env=env, check=True)
+    results = {}
+    for line in (folder / "bench" / "results.md").read_text().splitlines():
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if len(cells) == 8 and re.fullmatch(r"\d[a-z]? .*", cells[0]):
+            results[cells[0].split()[0]] = {
+                "rps": float(cells[2]),
+                "p50": float(cells[3]),
+                "p99": float(cells[4]),
+            }
+    return results
+
+
+# --- the report --------------------------------------------------------------------------------
+
+
+def main() -> None:
+    os.chdir(ROOT)
+    wrk_bin = ensure_wrk()
+    baseline = run_baseline(BASELINE) if BASELINE else None
+    sizes = {}
+    for count in COUNTS:
+        sizes[count] = bench_size(wrk_bin, count)
+    report(sizes, baseline)
+
+
+def ratio(a: float, b: float) -> float:
+    return a / b if b else float("nan")
+
+
+def report(sizes: dict[int, dict], baseline: dict | None) -> None:
+    counts = list(sizes)
+    first = sizes[counts[0]]
+    rows: list[Row] = first["rows"]
     if ONLY:  # an iteration run: print, keep bench/results.md as the last full run left it
-        for name, _, r in results:
-            print(f"{name}: {r['rps']:.0f} req/s, p50 {r['p50']:.2f} ms, p99 {r['p99']:.2f} ms")
-        if "1" in by:
-            for key, r in by.items():
-                print(f"   {key} vs row 1: {r['rps'] / by['1']['rps']:.2f}")
+        for count, size in sizes.items():
+            for row in rows:
+                r = size["results"][row.key]
+                print(
+                    f"{count:,} {row.name}: {r['rps']:.0f} req/s, p50 {r['p50']:.2f} ms, "
+                    f"p99 {r['p99']:.2f} ms, non-2xx {r['non2xx']}"
+                )
+            print(f"   worker RSS MB: {', '.join(f'{m:.0f}' for m in size['rss'])}")
         return
-    floor, naive = by["1"]["rps"], by["2"]["rps"]
-    list_rows = [k for k in by if k.startswith("3") and k[1] in "abcde"]
-    targets = [
-        ("Pro list >= 1.0x row 2", by["3a"]["rps"] / naive, 1.0),
-        ("Free list >= 0.8x row 2", by["3b"]["rps"] / naive, 0.8),
-        ("detail >= 0.6x row 1", by["3f"]["rps"] / floor, 0.6),
-        ("cached discovery >= 0.8x row 1", by["3g"]["rps"] / floor, 0.8),
-    ]
+    header = "| Row | Path |" + "".join(
+        f" {c:,} req/s | p50 ms | p99 ms | vs row 1 | vs row 2 |" for c in counts
+    )
     lines = [
         "# Benchmark results",
         "",
         f"Measured {datetime.now(UTC):%Y-%m-%d %H:%M} UTC by `make bench` on {platform.node()}: "
         f"{os.cpu_count()} CPUs (wrk, gunicorn and PostgreSQL share them), Python "
-        f"{platform.python_version()}, PostgreSQL and Redis on loopback, {COUNT:,} startups, "
-        f"gunicorn 2 sync workers, wrk 2 threads x {CONNECTIONS} connections x {SECONDS} s "
-        f"per row after a {WARMUP_SECONDS} s unrecorded warm-up, {ROUNDS} rounds over all rows; "
-        "each figure is the median over the rounds.",
-        f"Seed: `{seed_output}` (command wall time {seed_seconds:.1f} s).",
+        f"{platform.python_version()}, PostgreSQL and Redis on loopback, gunicorn 2 sync "
+        f"workers, wrk 2 threads x {CONNECTIONS} connections x {SECONDS} s per row after a "
+        f"{WARMUP_SECONDS} s unrecorded warm-up, {ROUNDS} rounds over all rows; each figure is "
+        "the median over the rounds. Every size was measured in this one sitting.",
         "",
-        "| Row | Path | req/s | p50 ms | p99 ms | vs row 1 | vs row 2 | non-2xx |",
-        "|---|---|---:|---:|---:|---:|---:|---:|",
     ]
-    for name, path, r in results:
-        lines.append(
-            f"| {name} | `{path}` | {r['rps']:.0f} | {r['p50']:.2f} | {r['p99']:.2f} | "
-            f"{r['rps'] / floor:.2f} | {r['rps'] / naive:.2f} | {r['non2xx']} |"
-        )
-    lines += ["", "## Targets", "", "| Target | Measured | Met |", "|---|---:|---|"]
-    for label, ratio, goal in targets:
-        lines.append(f"| {label} | {ratio:.2f}x | {'yes' if ratio >= goal else 'NO'} |")
-    for key in list_rows:
-        p99 = by[key]["p99"]
-        lines.append(f"| row {key} p99 <= 50 ms | {p99:.1f} ms | {'yes' if p99 <= 50 else 'NO'} |")
+    for count, size in sizes.items():
+        rss = ", ".join(f"{m:.0f}" for m in size["rss"])
+        lines.append(f"- {count:,} startups: {size['seed']}; worker RSS after the run: {rss} MB.")
+    lines += ["", header, "|---|---|" + "---:|" * (5 * len(counts))]
+    for row in rows:
+        cells = f"| {row.name} | `{row.path}` |"
+        for count in counts:
+            res = sizes[count]["results"]
+            r, floor, naive = res[row.key], res["1"]["rps"], res["2"]["rps"]
+            bad = f" ({r['non2xx']} non-2xx)" if r["non2xx"] else ""
+            cells += (
+                f" {r['rps']:.0f}{bad} | {r['p50']:.2f} | {r['p99']:.2f} | "
+                f"{ratio(r['rps'], floor):.2f} | {ratio(r['rps'], naive):.2f} |"
+            )
+        lines.append(cells)
+    lines += targets(sizes)
+    if baseline:
+        lines += before_after(baseline, first["results"], rows, counts[0])
     text = "\n".join(lines) + "\n"
     print()
     print(text)
-    (ROOT / "bench" / "results.md").write_text(text + NOTES)
+    notes = (
+        (ROOT / "bench" / "NOTES.md").read_text() if (ROOT / "bench" / "NOTES.md").exists() else ""
+    )
+    (ROOT / "bench" / "results.md").write_text(text + ("\n" + notes if notes else ""))
 
 
-NOTES = """
-## What the rows are
+def targets(sizes: dict[int, dict]) -> list[str]:
+    counts = list(sizes)
+    small = sizes.get(100_000) or sizes[counts[0]]
+    large = sizes.get(1_000_000)
+    res = small["results"]
+    found: list[tuple[str, str, bool]] = []
 
-1. `bench/views.py: bare`: a plain Django view, `JsonResponse` of a fixed ~4 KB document, through
-   the same middleware stack as everything else: the framework floor on this machine.
-2. `bench/views.py: minimal_list`: the naive list: the same selector query through the ORM (exact
-   `COUNT(*)`, then the page of model instances), plain dicts, `JsonResponse`. No key, no quota,
-   no rank, no camelCase renderer, no caches.
-3. The service as deployed: DRF, API-key authentication, plan lookup, the monthly allowance (one
-   conditional `UPDATE` per request on Free; the Free key has an operator allowance override
-   large enough for the run), `X-Service-*` headers, camelCase orjson rendering, the rank. `q`,
-   `category`, sort and detail rows use the Pro key; `/api/ai/discovery` and MCP are called
-   without a key (they never meter).
+    def check(label: str, value: float, ok: bool, unit: str = "x") -> None:
+        text = f"{value:.2f}{unit}" if unit == "x" else f"{value:.1f} {unit}"
+        found.append((label, text, ok))
 
-## What makes the service rows fast
+    floor, naive = res["1"]["rps"], res["2"]["rps"]
+    check(
+        "issue 5: Pro list (3a) >= 1.0x row 2", res["3a"]["rps"] / naive, res["3a"]["rps"] >= naive
+    )
+    check(
+        "issue 5: detail (3f) >= 0.6x row 1",
+        res["3f"]["rps"] / floor,
+        res["3f"]["rps"] >= 0.6 * floor,
+    )
+    check(
+        "issue 5: cached discovery (3g) >= 0.8x row 1",
+        res["3g"]["rps"] / floor,
+        res["3g"]["rps"] >= 0.8 * floor,
+    )
+    check(
+        "repeated Pro list (3a) >= 0.5x row 1",
+        res["3a"]["rps"] / floor,
+        res["3a"]["rps"] >= 0.5 * floor,
+    )
+    check(
+        "repeated Free list (3b) >= 0.8x Pro (3a)",
+        res["3b"]["rps"] / res["3a"]["rps"],
+        res["3b"]["rps"] >= 0.8 * res["3a"]["rps"],
+    )
+    rows = [r for r in small["rows"] if r.list_row]
+    for row in rows:
+        r = res[row.key]
+        check(
+            f"{row.key} >= 2.5x row 2 at {counts[0]:,}", r["rps"] / naive, r["rps"] >= 2.5 * naive
+        )
+        check(f"{row.key} p99 <= 50 ms at {counts[0]:,}", r["p99"], r["p99"] <= 50, "ms")
+    if large:
+        big = large["results"]
+        for row in rows:
+            check(
+                f"{row.key} p99 <= 100 ms at 1,000,000",
+                big[row.key]["p99"],
+                big[row.key]["p99"] <= 100,
+                "ms",
+            )
+        for row in small["rows"]:
+            if row.kind == "varied":
+                growth = big[row.key]["rps"] / res[row.key]["rps"]
+                check(f"{row.key} at 1,000,000 >= 0.6x its 100,000 req/s", growth, growth >= 0.6)
+        if "4j" in big and "4k" in big:
+            deep = big["4k"]["rps"] / big["4j"]["rps"]
+            check(
+                "cursor: deep pages (4k) within 20% of the first ones (4j) at 1,000,000",
+                deep,
+                deep >= 0.8,
+            )
+        worst = max(large["rss"]) if large["rss"] else 0
+        check("RSS per worker <= 250 MB after the 1,000,000 run", worst, worst <= 250, "MB")
+    lines = ["", "## Targets", "", "| Target | Measured | Met |", "|---|---:|---|"]
+    lines += [f"| {label} | {value} | {'yes' if ok else '**NO**'} |" for label, value, ok in found]
+    return lines
 
-- **Per-process copies kept exact by generation tokens** (`openstartup/readcache.py`): key
-  lookups with their plan inputs, rendered startup profiles, list rows and AI answers are kept in
-  each worker and used only while the "auth"/"data" token in PostgreSQL is unchanged. Every
-  write replaces the token in its own transaction, so a revocation, a plan change or an edit
-  shows on the next request on every server, whatever Redis does. A request reads both tokens in
-  one primary-key query; a Pro detail is then that one query.
-- **Pro requests do not touch the counter** (records served on Pro do not count); a Free request
-  is one conditional `UPDATE` (with its delivery hold, one statement) and, after the answer is
-  written, the hold's removal.
-- **List skeleton** (exact total, page ids, ranks) in Redis per filter set and page, keyed by
-  the data token; rows from the copies.
-- **/api/ai**: answers (rendered bytes, ETag) kept per worker and in Redis under the data
-  token; the first server to build an entry stores it with `add()` and every server serves that
-  one.
-- Key and `If-None-Match` headers read from `request.META`, orjson rendering, a profile embedded
-  in the envelope as an `orjson.Fragment`.
-"""
+
+def before_after(baseline: dict, after: dict, rows: list[Row], count: int) -> list[str]:
+    lines = [
+        "",
+        f"## Before and after (repeated rows, {count:,} startups, this sitting)",
+        "",
+        f"Before: revision `{BASELINE}` measured by its own `bench/run.py` just before the "
+        "run above, on its own database of the same size.",
+        "",
+        "| Row | before req/s | after req/s | after/before | before p99 ms | after p99 ms |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for row in rows:
+        if row.key not in baseline:
+            continue
+        b, a = baseline[row.key], after[row.key]
+        lines.append(
+            f"| {row.name} | {b['rps']:.0f} | {a['rps']:.0f} | {ratio(a['rps'], b['rps']):.2f} | "
+            f"{b['p99']:.2f} | {a['p99']:.2f} |"
+        )
+    return lines
 
 
 if __name__ == "__main__":

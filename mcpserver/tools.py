@@ -15,6 +15,7 @@ from django.conf import settings
 from django.http import HttpRequest
 from rest_framework import serializers
 
+from aisurface.serializers import AiMatchSerializer, AiProfileSerializer
 from mcpserver.arguments import (
     LimitField,
     StrictBoolean,
@@ -26,7 +27,6 @@ from mcpserver.arguments import (
 )
 from startups.history import revenue_history
 from startups.selectors import ai_enabled_startups, ai_startup_get, ai_startup_list
-from startups.serializers import AiMatchSerializer, AiProfileSerializer
 
 
 class ToolError(Exception):

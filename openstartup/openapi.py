@@ -3,7 +3,7 @@
 The document is generated from the views and the serializers that serve the data. Serializers
 speak snake_case; `camelize_rest_components` renames the properties of every component that a
 /api/v1 operation reaches with the renderer's own `camel_key`, so the REST casing rule lives in
-one place (startups/renderers.py) for both the data and its description.
+one place (openstartup/renderers.py) for both the data and its description.
 """
 
 import copy
@@ -14,11 +14,16 @@ from drf_spectacular.extensions import (
     OpenApiSerializerFieldExtension,
 )
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse
+from drf_spectacular.utils import (
+    OpenApiExample,
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+)
 from rest_framework.response import Response
 
 from openstartup.errors import ErrorSerializer
-from startups.renderers import camel_key, camelize
+from openstartup.renderers import camel_key, camelize
 
 REST_PREFIX = "/api/v1/"
 AI_PREFIX = "/api/ai/"
@@ -59,7 +64,7 @@ class ApiKeyAuthenticationScheme(OpenApiAuthenticationExtension):
 class LenientFieldSchema(OpenApiSerializerFieldExtension):
     """Query parameters document their type, default and range from the field's `openapi`."""
 
-    target_class = "startups.serializers.LenientField"
+    target_class = "startups.filters.LenientField"
     match_subclasses = True
 
     def map_serializer_field(self, auto_schema: Any, direction: str) -> dict:
@@ -272,6 +277,31 @@ FAIR_USE_HEADERS = [
         response=True,
     ),
 ]
+
+
+def rest_operation(
+    *,
+    ok: Any,
+    errors: tuple[int | str, ...],
+    parameters: tuple = (),
+    headers: tuple = (),
+    metered: bool = True,
+    **kwargs: Any,
+):
+    """`extend_schema` for a /api/v1 operation: the REST tag; its `parameters`, then the headers
+    every answer carries, `Retry-After` when it spends the allowance (`metered`) and its own
+    `headers`; the 200 body `ok` and the documented `errors`."""
+    return extend_schema(
+        tags=[REST_TAG],
+        parameters=[
+            *parameters,
+            *REST_RESPONSE_HEADERS,
+            *([RETRY_AFTER] if metered else []),
+            *headers,
+        ],
+        responses={200: ok, **error_responses(*errors)},
+        **kwargs,
+    )
 
 
 class DocumentedOptions:

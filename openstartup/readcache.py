@@ -39,6 +39,7 @@ import orjson
 from django.conf import settings
 from django.core import signals as core_signals
 from django.core.cache import cache
+from django.db import connections as db_connections
 from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
 from django.http import HttpRequest
@@ -47,7 +48,8 @@ from accounts.models import User
 from apikeys.models import ApiKey, Subscription
 from openstartup.formats import site_url
 from openstartup.models import Generation
-from startups import selectors
+from openstartup.renderers import CamelCaseJSONRenderer, JSONRenderer
+from startups import rankindex, selectors
 from startups.freshness import freshness_epoch
 from startups.models import (
     Founder,
@@ -57,7 +59,6 @@ from startups.models import (
     Startup,
     Verification,
 )
-from startups.renderers import CamelCaseJSONRenderer, JSONRenderer
 from startups.selectors import After, StartupFilters, StartupPage, encode_cursor, startup_get
 from startups.serializers import StartupDetailSerializer
 from verification.models import ProviderConnection
@@ -92,15 +93,23 @@ def _new_token() -> str:
 def _read_tokens() -> dict[str, str]:
     """Every kind's current token, from the primary (one query; a second one the first time
     a kind has none, e.g. on an empty database)."""
-    tokens = dict(Generation.objects.using(PRIMARY).values_list("kind", "token"))
+    tokens = _select_tokens()
     missing = [kind for kind in KINDS if kind not in tokens]
     if missing:
         Generation.objects.using(PRIMARY).bulk_create(
             [Generation(kind=kind, token=_new_token()) for kind in missing],
             ignore_conflicts=True,
         )
-        tokens = dict(Generation.objects.using(PRIMARY).values_list("kind", "token"))
+        tokens = _select_tokens()
     return tokens
+
+
+def _select_tokens() -> dict[str, str]:
+    # Every request runs this: plain SQL, about half the CPU of the ORM's compile and rows.
+    table = db_connections[PRIMARY].ops.quote_name(Generation._meta.db_table)
+    with db_connections[PRIMARY].cursor() as cursor:
+        cursor.execute(f"SELECT kind, token FROM {table}")  # noqa: S608 - model metadata
+        return dict(cursor.fetchall())
 
 
 def current(kind: Kind) -> str | None:
@@ -282,38 +291,178 @@ def startup_profile_json(*, slug: str, request: HttpRequest) -> bytes | None:
 
 
 # List pages: the expensive parts (exact total, which startups are on the page, their ranks)
-# as a shared "skeleton" per filter set and page, for LIST_CACHE_SECONDS at most (0: off); the
-# rows as per-process copies by id.
+# as a "skeleton" per filter set and page: a per-process copy, and for pages SQL had to answer
+# a shared entry for LIST_CACHE_SECONDS at most (0: off); the rows as per-process copies by id.
 LIST_CACHE_VERSION = "list-v3"
 LIST_ROWS = LocalCache("data", max_entries=20_000)
+SKELETONS = LocalCache("data", max_entries=5_000)
+
+
+class _RankIndexCopy:
+    """This process's `RankIndex` (startups/rankindex.py) and the data token it was built
+    under. A small dataset rebuilds it in the request that finds it stale; once a build takes
+    longer than RANK_INDEX_INLINE_SECONDS, builds run in a background thread (one at a time,
+    at most one per RANK_INDEX_REBUILD_SECONDS) while the SQL path answers."""
+
+    def __init__(self) -> None:
+        self.token: str | None = None
+        self.index: rankindex.RankIndex | None = None
+        self.build_seconds = 0.0
+        self.started = float("-inf")
+        self.building = False
+        self.lock = threading.Lock()
+
+    def get(self) -> rankindex.RankIndex | None:
+        token = current("data") if enabled() else None
+        if token is None:
+            return None
+        if self.token == token:
+            return self.index
+        if self.build_seconds <= settings.RANK_INDEX_INLINE_SECONDS:
+            self._build(token)
+            return self.index if self.token == token else None
+        with self.lock:
+            due = time.monotonic() - self.started >= settings.RANK_INDEX_REBUILD_SECONDS
+            if self.building or not due:
+                return None
+            self.building, self.started = True, time.monotonic()
+        threading.Thread(target=self._build_in_background, daemon=True).start()
+        return None
+
+    def _build(self, token: str) -> None:
+        started = time.monotonic()
+        index = rankindex.build(db=PRIMARY)  # read after the token: never newer than it
+        with self.lock:
+            self.token, self.index = token, index
+            self.build_seconds = time.monotonic() - started
+
+    def _build_in_background(self) -> None:
+        try:
+            self._build(_read_tokens()["data"])
+        finally:
+            self.building = False
+            db_connections.close_all()  # this thread's own connection
+
+    def clear(self) -> None:
+        with self.lock:
+            self.token = self.index = None
+            self.build_seconds = 0.0
+
+
+RANK_INDEX = _RankIndexCopy()
+
+
+def _page_from_index(
+    index: rankindex.RankIndex,
+    token: str,
+    *,
+    filters: StartupFilters,
+    offset: int,
+    limit: int,
+    after: After | None,
+) -> StartupPage | None:
+    """The page with its total and ranks from the rank index built under the data `token`:
+    SQL only for the ids of a page in another order than the default one or after a cursor
+    (index walks) and for the rows. None when the index cannot answer (then the SQL path
+    does)."""
+    subsets = index.subsets(filters, db=PRIMARY)
+    if subsets is False:
+        return None
+    total = index.total(filters, subsets)
+    more = None
+    asked_sql = False
+    if after is not None and limit <= 0:
+        ids, more = [], False
+    elif after is not None and filters.sort == selectors.DEFAULT_SORT:
+        place = index.after_place(after, db=PRIMARY)
+        ids = index.default_order_ids(filters, subsets, 0, limit + 1, start=place)
+        more, ids, asked_sql = len(ids) > limit, ids[:limit], True
+    elif after is not None:
+        ordered = selectors.startups_after(
+            selectors.startup_list(filters=filters).using(PRIMARY), after
+        )
+        ids = list(ordered.values_list("id", flat=True)[: limit + 1])
+        more, ids, asked_sql = len(ids) > limit, ids[:limit], True
+    elif limit <= 0 or offset >= total:
+        return StartupPage(startups=[], total=total)
+    elif filters.sort == selectors.DEFAULT_SORT:
+        ids = index.default_order_ids(filters, subsets, offset, limit)
+    else:
+        ordered = selectors.startup_list(filters=filters).using(PRIMARY)
+        ids = list(ordered.values_list("id", flat=True)[offset : offset + limit])
+        asked_sql = True
+    asked_sql = asked_sql or bool(filters.q)  # a term's places may have come from SQL now
+    if asked_sql and _read_tokens().get("data") != token:
+        return None  # a write committed meanwhile: the ids may be newer than the index
+    ranks = index.ranks(filters, subsets, ids)
+    rows, token = LIST_ROWS.lookup(ids) if ids else ({}, None)
+    missing = [startup_id for startup_id in ids if startup_id not in rows]
+    if missing:
+        fetched = selectors.list_rows(missing, db=PRIMARY)
+        rows.update(fetched)
+        if token is not None:
+            for startup_id, startup in fetched.items():
+                LIST_ROWS.put(startup_id, startup, token)
+    startups = []
+    for startup_id in ids:
+        if (startup := rows.get(startup_id)) is not None:
+            startup = copy.copy(startup)  # copies are shared; the rank is this page's
+            startup.rank = ranks[startup_id]
+            startups.append(startup)
+    return StartupPage(startups=startups, total=total, more=more)
+
+
+def _page(
+    *, filters: StartupFilters, offset: int, limit: int, after: After | None
+) -> tuple[StartupPage, bool]:
+    """The page, and whether the rank index answered it (else SQL did)."""
+    if rankindex.answers(filters) and (index := RANK_INDEX.get()) is not None:
+        page = _page_from_index(
+            index, RANK_INDEX.token, filters=filters, offset=offset, limit=limit, after=after
+        )
+        if page is not None:
+            return page, True
+    page = selectors.startup_page(
+        filters=filters, offset=offset, limit=limit, after=after, db=PRIMARY
+    )
+    token = LIST_ROWS.token()
+    if token is not None:
+        for startup in page.startups:
+            LIST_ROWS.put(startup.id, copy.copy(startup), token)
+    return page, False
 
 
 def startup_page(
     *, filters: StartupFilters, offset: int, limit: int, after: After | None = None
 ) -> StartupPage:
     """`startups.selectors.startup_page`, kept: a write anywhere starts afresh (the token is
-    read before the database, for the skeleton and the rows alike)."""
+    read before the database, for the skeleton and the rows alike). A page the rank index
+    answers costs less to build than a round trip to the shared cache, so only pages SQL
+    answered are shared."""
     seconds = settings.LIST_CACHE_SECONDS
-    token = LIST_ROWS.token()
     position = encode_cursor(after) if after else None
     identity = orjson.dumps(
         {**asdict(filters), "offset": offset, "limit": limit, "after": position}
     )
+    found, token = SKELETONS.lookup([identity]) if seconds > 0 else ({}, LIST_ROWS.token())
+    skeleton = found.get(identity)
     key = shared_key(LIST_CACHE_VERSION, token, hashlib.sha256(identity).hexdigest())
-    skeleton = shared_get(key) if seconds > 0 else None
+    if skeleton is None and seconds > 0:
+        if not (rankindex.answers(filters) and RANK_INDEX.get() is not None):
+            skeleton = shared_get(key)
     if skeleton is None:
-        page = selectors.startup_page(
-            filters=filters, offset=offset, limit=limit, after=after, db=PRIMARY
-        )
-        if token is not None:
-            for startup in page.startups:
-                LIST_ROWS.put(startup.id, copy.copy(startup), token)
+        page, from_index = _page(filters=filters, offset=offset, limit=limit, after=after)
         if seconds > 0:
             ids = [startup.id for startup in page.startups]
             ranks = [startup.rank for startup in page.startups]
             skeleton = {"total": page.total, "ids": ids, "ranks": ranks, "more": page.more}
-            shared_set(key, skeleton, seconds)
+            if not from_index:
+                shared_set(key, skeleton, seconds)
+            if token is not None:
+                SKELETONS.put(identity, skeleton, token)
         return page
+    if token is not None and not found:
+        SKELETONS.put(identity, skeleton, token)
     ids = skeleton["ids"]
     rows, token = LIST_ROWS.lookup(ids) if ids else ({}, None)
     missing = [startup_id for startup_id in ids if startup_id not in rows]
@@ -364,3 +513,4 @@ def clear_local() -> None:
     """Forget this process's copies (tests: what a new token or expiry does)."""
     for local in LocalCache.instances:
         local.clear()
+    RANK_INDEX.clear()

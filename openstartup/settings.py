@@ -188,6 +188,12 @@ QUOTA_HOLD_SECONDS = env_int("QUOTA_HOLD_SECONDS", 120)
 # by generation tokens in the database (openstartup/readcache.py); also the longest an unchanged
 # copy is kept. 0 turns copies off (and shared entries then only age out).
 READ_CACHE_SECONDS = env_int("READ_CACHE_SECONDS", 300)
+# The rank index (startups/rankindex.py: list totals and ranks by binary search, kept per
+# process under the data token) is rebuilt in the request that finds it stale while a build
+# takes at most RANK_INDEX_INLINE_SECONDS; past that (about 100,000 startups), in a background
+# thread at most once per RANK_INDEX_REBUILD_SECONDS, the SQL path answering meanwhile.
+RANK_INDEX_INLINE_SECONDS = float(os.environ.get("RANK_INDEX_INLINE_SECONDS", "0.25"))
+RANK_INDEX_REBUILD_SECONDS = env_int("RANK_INDEX_REBUILD_SECONDS", 10)
 # Browser origins allowed to call /api/mcp (besides the site itself); others get 403.
 MCP_ALLOWED_ORIGINS = [o.rstrip("/") for o in env_list("MCP_ALLOWED_ORIGINS", [])]
 MCP_SERVER_NAME = "openstartup"
@@ -456,9 +462,9 @@ CORS_EXPOSE_HEADERS = [
 ]
 
 REST_FRAMEWORK = {
-    "DEFAULT_RENDERER_CLASSES": ["startups.renderers.CamelCaseJSONRenderer"],
+    "DEFAULT_RENDERER_CLASSES": ["openstartup.renderers.CamelCaseJSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
-    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "startups.renderers.JSONOnlyNegotiation",
+    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "openstartup.renderers.JSONOnlyNegotiation",
     "DEFAULT_AUTHENTICATION_CLASSES": ["apikeys.authentication.ApiKeyAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": [],
     "UNAUTHENTICATED_USER": None,

@@ -2,16 +2,27 @@
 
 import ipaddress
 from collections.abc import Mapping
+from dataclasses import dataclass
 from functools import lru_cache
 
 from django.conf import settings
 from rest_framework.request import Request
 
-from apikeys.services import KeyAccount
-from quota.plans import FREE
+from quota.plans import FREE, PlanLimits
 from quota.services import Caller
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+
+@dataclass(frozen=True)
+class KeyAccount:
+    """A valid API key's account, by id, with its plan now (what authenticating the key found):
+    DRF's `request.user` for keyed requests, no User row loaded on the hot path."""
+
+    pk: int
+    key_id: int
+    plan: PlanLimits
+    is_authenticated = True
 
 
 def _parse(value: str) -> IPAddress | None:
@@ -79,10 +90,10 @@ def caller_for(*, account: KeyAccount | None, meta: Mapping[str, str]) -> Caller
 
 
 def request_caller(request: Request) -> Caller:
-    """The request's Caller, worked out once per request (authenticating it if needed)."""
-    caller = getattr(request, "_quota_caller", None)
+    """The request's Caller: the one its key's authentication handed to the view as
+    `request.auth` (DRF authenticates on first use; a bad key raises), else Free per client
+    address."""
+    caller = request.auth
     if caller is None:
-        request.user  # noqa: B018 - DRF authenticates on first use; a bad key raises
-        caller = caller_for(account=request.auth, meta=request.META)
-        request._quota_caller = caller
+        caller = caller_for(account=None, meta=request.META)
     return caller

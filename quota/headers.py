@@ -6,19 +6,28 @@ Every /api/v1 response carries them, errors included: metered DRF views get them
 """
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 
 from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.settings import api_settings
 
-from apikeys.authentication import key_account_of
 from openstartup.errors import InvalidApiKey
 from openstartup.formats import iso_timestamp, month_start
 from quota.callers import caller_for, request_caller
-from quota.services import Caller, QuotaStatus, next_reset, quota_delivery, quota_status
+from quota.services import (
+    Caller,
+    QuotaStatus,
+    Reservation,
+    next_reset,
+    quota_delivery,
+    quota_reservation,
+    quota_status,
+)
 
 PLAN_HEADER = "X-Service-Plan"
 
@@ -28,15 +37,6 @@ def status_of(*, caller: Caller) -> QuotaStatus:
     if caller.plan.monthly_allowance is None:
         return QuotaStatus(plan=caller.plan, used=0, resets_at=next_reset(timezone.now()))
     return quota_status(caller=caller)
-
-
-def request_status(request: Request, *, refresh: bool = False) -> QuotaStatus:
-    """The request's status, read once (again with `refresh`, after spending)."""
-    status = getattr(request, "_quota_status", None)
-    if status is None or refresh:
-        status = status_of(caller=request_caller(request))
-        request._quota_status = status
-    return status
 
 
 # The IETF draft RateLimit headers (draft-ietf-httpapi-ratelimit-headers) describe the monthly
@@ -103,11 +103,25 @@ def stamp(response: HttpResponse, status: QuotaStatus) -> None:
 
 
 class QuotaHeadersMixin:
-    """For /api/v1 views: stamp the caller's plan and quota on every response."""
+    """For /api/v1 views: meter with `reserve`, and stamp the caller's plan and quota on every
+    response (the figures the reservation left, else read once)."""
+
+    quota_status: QuotaStatus | None = None
+
+    @contextmanager
+    def reserve(self, request: Request, *, wanted: int) -> Iterator[Reservation]:
+        """`quota_reservation` for the request's caller; HEAD delivers no records, so it spends
+        nothing. Once the block has run, `quota_status` holds the figures it left."""
+        caller = request_caller(request)
+        spend = request.method != "HEAD"
+        with quota_reservation(caller=caller, wanted=wanted, spend=spend) as reservation:
+            yield reservation
+        self.quota_status = reservation.status
 
     def finalize_response(self, request: Request, response: Response, *args, **kwargs):
         response = super().finalize_response(request, response, *args, **kwargs)
-        stamp(response, request_status(request))
+        status = self.quota_status or status_of(caller=request_caller(request))
+        stamp(response, status)
         return response
 
 
@@ -131,10 +145,11 @@ class QuotaHeadersMiddleware:
         return response
 
     def _caller(self, request: HttpRequest) -> Caller:
-        # No view authenticated this request, so this is its only key check. A bad key is
-        # reported on the Free figures of the client address, like a request without a key.
+        # No view authenticated this request, so the API's authentication (DRF's setting) does
+        # it here. A bad key is reported on the Free figures of the client address, like a
+        # request without a key.
+        authenticators = [cls() for cls in api_settings.DEFAULT_AUTHENTICATION_CLASSES]
         try:
-            account = key_account_of(request)
+            return request_caller(Request(request, authenticators=authenticators))
         except InvalidApiKey:
-            account = None
-        return caller_for(account=account, meta=request.META)
+            return caller_for(account=None, meta=request.META)

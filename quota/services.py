@@ -77,6 +77,17 @@ class Reservation:
     granted: int
     used: int = field(default=0)
     hold_id: int | None = None  # the charge's hold until the answer is delivered
+    # The caller's count this month as `quota_status` reads it, kept up to date by the charge
+    # and the refund: the headers and meta need no second read of the counter.
+    counted: int = 0
+
+    @property
+    def status(self) -> QuotaStatus:
+        """The caller's figures as this reservation left them (refunds included)."""
+        start = datetime(self.month.year, self.month.month, 1, tzinfo=UTC)
+        return QuotaStatus(
+            plan=self.caller.plan, used=max(0, self.counted), resets_at=next_reset(start)
+        )
 
     def use(self, count: int) -> None:
         if count > self.granted:
@@ -121,11 +132,11 @@ def quota_reserve(*, caller: Caller, wanted: int, now: datetime | None = None) -
     released = False
     want = wanted
     while want > 0:
-        hold_id = _charge_and_hold(caller=caller, month=month, records=want, now=now)
-        if hold_id is not None:
-            return Reservation(
-                caller=caller, month=month, wanted=wanted, granted=want, hold_id=hold_id
-            )
+        charged = _charge_and_hold(caller=caller, month=month, records=want, now=now)
+        if charged is not None:
+            reservation = Reservation(caller=caller, month=month, wanted=wanted, granted=want)
+            reservation.hold_id, reservation.counted = charged
+            return reservation
         used = _rows(caller=caller, month=month).values_list("used", flat=True).first()
         if used is None:
             # First request of the month: create the row (a concurrent creator wins harmlessly).
@@ -144,31 +155,44 @@ def quota_reserve(*, caller: Caller, wanted: int, now: datetime | None = None) -
     raise _quota_exceeded(plan=caller.plan, now=now)
 
 
-def _charge_and_hold(*, caller: Caller, month: date, records: int, now: datetime) -> int | None:
+def _charge_and_hold(
+    *, caller: Caller, month: date, records: int, now: datetime
+) -> tuple[int, int] | None:
     """Charge `records` if they fit the allowance and write their hold, as one unit; the
-    hold's id, or None when they do not fit. One statement on PostgreSQL (an UPDATE and an
-    INSERT in one CTE), a transaction elsewhere."""
+    hold's id and the month's count after the charge (as `quota_status` counts it), or None
+    when they do not fit. One statement on PostgreSQL (an UPDATE and an INSERT in one CTE), a
+    transaction elsewhere."""
     allowance = caller.plan.monthly_allowance
     expires = now + timedelta(seconds=settings.QUOTA_HOLD_SECONDS)
+    usage = MonthlyUsage._meta.db_table
+    who = "account_id = %s" if caller.account_id is not None else "client = %s"
+    key = caller.account_id if caller.account_id is not None else caller.client
+    expired = _expired_holds(caller=caller, month=month, now=now)
+    undelivered, undelivered_params = expired.query.sql_with_params()
+    charge = (
+        f"UPDATE {usage} SET used = used + %s "  # noqa: S608 - table names
+        f"WHERE {who} AND month = %s AND used <= %s "
+        f"RETURNING used - COALESCE(({undelivered}), 0)"
+    )
+    params = [records, key, connection.ops.adapt_datefield_value(month), allowance - records]
+    params += undelivered_params
     if connection.vendor == "postgresql":
-        usage, hold = MonthlyUsage._meta.db_table, QuotaHold._meta.db_table
-        who = "account_id = %s" if caller.account_id is not None else "client = %s"
+        hold = QuotaHold._meta.db_table
         sql = (
-            f"WITH charged AS (UPDATE {usage} SET used = used + %s "  # noqa: S608 - table names
-            f"WHERE {who} AND month = %s AND used <= %s RETURNING id) "
+            f"WITH charged AS ({charge} AS counted) "  # noqa: S608 - table names, ORM SQL
             f"INSERT INTO {hold} (account_id, client, month, records, expires_at) "
-            "SELECT %s, %s, %s, %s, %s FROM charged RETURNING id"
+            "SELECT %s, %s, %s, %s, %s FROM charged RETURNING id, (SELECT counted FROM charged)"
         )
-        key = caller.account_id if caller.account_id is not None else caller.client
-        params = [records, key, month, allowance - records]
         params += [caller.account_id, caller.client, month, records, expires]
         with connection.cursor() as cursor:
             cursor.execute(sql, params)
             row = cursor.fetchone()
-        return None if row is None else row[0]
+        return None if row is None else (row[0], row[1])
     with transaction.atomic():
-        rows = _rows(caller=caller, month=month).filter(used__lte=allowance - records)
-        if not rows.update(used=F("used") + records):
+        with connection.cursor() as cursor:
+            cursor.execute(charge, params)
+            row = cursor.fetchone()
+        if row is None:
             return None
         hold = QuotaHold.objects.create(
             account_id=caller.account_id,
@@ -177,7 +201,7 @@ def _charge_and_hold(*, caller: Caller, month: date, records: int, now: datetime
             records=records,
             expires_at=expires,
         )
-        return hold.pk
+        return hold.pk, row[0]
 
 
 def quota_release_expired(*, caller: Caller, now: datetime | None = None) -> int:
@@ -202,6 +226,7 @@ def quota_refund(*, reservation: Reservation, count: int) -> None:
     """Give back `count` granted but unserved records to the reservation's month."""
     if count > 0 and reservation.caller.plan.monthly_allowance is not None:
         _rows(caller=reservation.caller, month=reservation.month).update(used=F("used") - count)
+        reservation.counted -= count
 
 
 def quota_preview(*, caller: Caller, wanted: int, now: datetime | None = None) -> Reservation:
@@ -213,7 +238,10 @@ def quota_preview(*, caller: Caller, wanted: int, now: datetime | None = None) -
     granted = wanted if status is None else min(wanted, status.remaining)
     if granted <= 0 and wanted > 0:
         raise _quota_exceeded(plan=caller.plan, now=now)
-    return Reservation(caller=caller, month=month_start(now), wanted=wanted, granted=granted)
+    counted = 0 if status is None else status.used
+    return Reservation(
+        caller=caller, month=month_start(now), wanted=wanted, granted=granted, counted=counted
+    )
 
 
 # Holds of the current request, confirmed when its answer has been written (None: not in a
@@ -297,17 +325,24 @@ def quota_status(*, caller: Caller, now: datetime | None = None) -> QuotaStatus:
     never went out (expired holds) are not counted: they are given back."""
     now = now or timezone.now()
     month = month_start(now)
-    undelivered = (
+    used = (
+        _rows(caller=caller, month=month)
+        .annotate(
+            undelivered=Coalesce(Subquery(_expired_holds(caller=caller, month=month, now=now)), 0)
+        )
+        .values_list(F("used") - F("undelivered"), flat=True)
+        .first()
+    )
+    return QuotaStatus(plan=caller.plan, used=max(0, used or 0), resets_at=next_reset(now))
+
+
+def _expired_holds(*, caller: Caller, month: date, now: datetime) -> QuerySet[QuotaHold]:
+    """The records held this month by answers that never went out (their holds expired): not
+    counted as used, they are given back."""
+    return (
         _holds(caller=caller)
         .filter(month=month, expires_at__lte=now)
         .values("month")
         .annotate(total=Sum("records"))
         .values("total")
     )
-    used = (
-        _rows(caller=caller, month=month)
-        .annotate(undelivered=Coalesce(Subquery(undelivered), 0))
-        .values_list(F("used") - F("undelivered"), flat=True)
-        .first()
-    )
-    return QuotaStatus(plan=caller.plan, used=max(0, used or 0), resets_at=next_reset(now))

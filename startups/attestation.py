@@ -25,8 +25,8 @@ from joserfc import jws
 from joserfc.jwk import OKPKey
 
 from openstartup.formats import iso_timestamp
+from openstartup.renderers import camelize
 from startups.models import Startup
-from startups.renderers import camelize
 from startups.serializers import VerificationSerializer, verification_of
 
 ALG = "EdDSA"

@@ -8,7 +8,7 @@ from functools import cache
 
 from rest_framework import serializers
 
-from startups.renderers import camel_key
+from openstartup.renderers import camel_key
 
 MAX_NAMES = 50
 

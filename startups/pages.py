@@ -28,8 +28,8 @@ from startups.selectors import (
     startup_get,
 )
 from startups.serializers import (
-    StartupBrowseFilterSerializer,
     StartupDetailSerializer,
+    StartupFilterSerializer,
     StartupListSerializer,
 )
 
@@ -138,7 +138,7 @@ def _page_url(query: dict, page: int) -> str:
 @public_page
 def startup_browse(request: HttpRequest) -> HttpResponse:
     """The leaderboard: search, category, verified-only, on-sale, sort and pages (plain links)."""
-    params = StartupBrowseFilterSerializer(data=request.GET)
+    params = StartupFilterSerializer(data=request.GET)
     params.is_valid()
     filters = params.filters()
     size, max_pages = settings.PUBLIC_LIST_PAGE_SIZE, settings.PUBLIC_LIST_MAX_PAGES

@@ -93,15 +93,16 @@ def published_startups(*, db: str | None = None) -> QuerySet[Startup]:
     return Startup.objects.db_manager(db).filter(is_published=True)
 
 
+def search(term: str) -> Q:
+    """What `q` finds: the term in the name, the category or the description, any case."""
+    return Q(name__icontains=term) | Q(category__icontains=term) | Q(description__icontains=term)
+
+
 def startup_list(*, filters: StartupFilters) -> QuerySet[Startup]:
     """The filtered startups in the requested order (not yet paged, not yet ranked)."""
     qs = published_startups()
     if filters.q:
-        qs = qs.filter(
-            Q(name__icontains=filters.q)
-            | Q(category__icontains=filters.q)
-            | Q(description__icontains=filters.q)
-        )
+        qs = qs.filter(search(filters.q))
     if filters.category:
         qs = qs.filter(category__icontains=filters.category)
     if filters.on_sale is not None:
@@ -205,7 +206,7 @@ def decode_cursor(cursor: str) -> After | None:
         return None
 
 
-def _after_name(after: After, descending: bool) -> Q:
+def after_name(after: After, descending: bool) -> Q:
     """(lower(name), slug) strictly after the cursor's, in the sort's direction."""
     name = Lower(Value(after.name))
     if descending:
@@ -220,7 +221,7 @@ def _keyset(after: After) -> Q:
             updated_at=after.updated_at, slug__gt=after.slug
         )
     descending = after.sort == "name-desc"
-    same = _after_name(after, descending)
+    same = after_name(after, descending)
     if after.sort == "growth-desc":  # growth high to low, startups without it last
         if after.growth is None:
             return Q(growth_30d__isnull=True) & same

@@ -1,6 +1,5 @@
 import zlib
 from collections.abc import Callable, Iterable, Iterator
-from urllib.parse import quote
 
 import orjson
 from django.http import (
@@ -8,7 +7,6 @@ from django.http import (
     HttpRequest,
     HttpResponse,
     JsonResponse,
-    QueryDict,
     StreamingHttpResponse,
 )
 from django.shortcuts import render
@@ -21,35 +19,28 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from openstartup.errors import NotFound, ProRequired
-from openstartup.formats import iso_timestamp, site_url
 from openstartup.openapi import (
     CONTENT_ENCODING,
     LINK,
     PRO_REQUIRED,
     REST_RESPONSE_HEADERS,
     REST_TAG,
-    RETRY_AFTER,
     DocumentedOptions,
     error_responses,
+    rest_operation,
 )
 from openstartup.readcache import startup_page, startup_profile_json
+from openstartup.renderers import CamelCaseJSONRenderer, camelize
 from quota.callers import request_caller
-from quota.headers import QuotaHeadersMixin, quota_meta, request_status
-from quota.plans import PRO, apply_limit, remaining_notice
-from quota.services import quota_reservation
+from quota.headers import QuotaHeadersMixin
+from quota.plans import PRO
 from startups.attestation import attestation_payload, attestation_sign, jwks
 from startups.fieldsets import parse_fields, sparse
 from startups.freshness import METHODOLOGY_VERSION
 from startups.history import revenue_history
 from startups.methodology import methodology_html
-from startups.renderers import CamelCaseJSONRenderer, camelize
-from startups.selectors import (
-    after_of,
-    category_counts,
-    encode_cursor,
-    startup_export,
-    startup_get,
-)
+from startups.paging import metered_envelope, page_request, paginated_response
+from startups.selectors import category_counts, startup_export, startup_get
 from startups.serializers import (
     AttestationEnvelopeSerializer,
     CategoryCountSerializer,
@@ -152,34 +143,13 @@ _DETAIL_EXAMPLE = {
 }
 
 
-def spends(request: Request) -> bool:
-    """Whether the request spends the allowance: HEAD delivers no records, so it does not."""
-    return request.method != "HEAD"
-
-
-def page_links(request: Request, **rels: dict[str, str] | None) -> str:
-    """An RFC 8288 Link header: each rel is the request's own query without `page` and
-    `cursor`, plus the given ones; a None rel is left out."""
-    base = site_url(request) + quote(request.path)
-    links = []
-    for rel, changes in rels.items():
-        if changes is None:
-            continue
-        query = QueryDict(mutable=True)
-        query.update(request.query_params)
-        for name in ("page", "cursor"):
-            query.pop(name, None)
-        for name, value in changes.items():
-            query[name] = value
-        url = f"{base}?{query.urlencode()}" if query else base
-        links.append(f'<{url}>; rel="{rel}"')
-    return ", ".join(links)
+_SLUG = OpenApiParameter("slug", str, OpenApiParameter.PATH, description="The startup's slug.")
 
 
 class StartupListView(QuotaHeadersMixin, DocumentedOptions, APIView):
     renderer_classes = [CamelCaseJSONRenderer]
 
-    @extend_schema(
+    @rest_operation(
         operation_id="listStartups",
         summary="List startups",
         description="Paginated list of the full dataset. Invalid query parameters are never "
@@ -188,101 +158,64 @@ class StartupListView(QuotaHeadersMixin, DocumentedOptions, APIView):
         "by `page` until `meta.hasMore` is false, or by `cursor` (stable while data changes): "
         "send `meta.nextCursor` back until it is null. `Link` gives the next, previous and "
         "first pages.",
-        tags=[REST_TAG],
-        parameters=[
-            StartupFilterSerializer,
-            *REST_RESPONSE_HEADERS,
-            RETRY_AFTER,
-            LINK,
-        ],
-        responses={
-            200: StartupPageSerializer,
-            **error_responses(400, 401, 403, 405, 429, 500),
-        },
+        parameters=(StartupFilterSerializer,),
+        headers=(LINK,),
+        ok=StartupPageSerializer,
+        errors=(400, 401, 403, 405, 429, 500),
         examples=[OpenApiExample("A page", value=_LIST_EXAMPLE, response_only=True)],
     )
     def get(self, request: Request) -> Response:
         params = StartupFilterSerializer(data=request.query_params)
         params.is_valid()
-        caller = request_caller(request)
-        limit = apply_limit(requested=params.requested_limit(), plan=caller.plan)
-        filters, after = params.filters(), params.after()
-        page = None if after else params.page_number()
+        paging = page_request(
+            requested=params.requested_limit(),
+            page=params.page_number(),
+            after=params.after(),
+            plan=request_caller(request).plan,
+        )
+        filters = params.filters()
         selected, field_warnings = parse_fields(
             params.validated_data.get("fields"), StartupListSerializer
         )
-        # Pages keep the plan's page size so `page` means the same rows when records run low.
-        offset = 0 if page is None else (page - 1) * limit.value
-        wanted = limit.value
-        with quota_reservation(caller=caller, wanted=wanted, spend=spends(request)) as reservation:
+        with self.reserve(request, wanted=paging.size) as reservation:
             result = startup_page(
-                filters=filters, offset=offset, limit=reservation.granted, after=after
+                filters=filters, offset=paging.offset, limit=reservation.granted, after=paging.after
             )
             reservation.use(len(result.startups))
-        status = request_status(request, refresh=True)
-        has_more = result.more if page is None else page * limit.value < result.total
-        last = result.startups[-1] if result.startups else None
-        next_cursor = encode_cursor(after_of(last, filters.sort)) if has_more and last else None
-        meta = {
-            "total": result.total,
-            "page": page,
-            "limit": reservation.granted,
-            "has_more": bool(has_more),
-            "next_cursor": next_cursor,
-            **quota_meta(status),
-        }
-        if reservation.granted < limit.value:
-            meta["notice"] = remaining_notice(
-                wanted=params.requested_limit() or limit.value,
-                granted=reservation.granted,
-                plan=caller.plan,
-                resets_on=iso_timestamp(status.resets_at),
-            )
-        elif limit.notice:
-            meta["notice"] = limit.notice
-        if warnings := params.warnings() + field_warnings:
-            meta["warnings"] = warnings
         data = StartupListSerializer(result.startups, many=True).data
         if selected is not None:
             data = [sparse(item, selected) for item in camelize(data)]
-        links = page_links(
+        return paginated_response(
             request,
-            first={},
-            prev={"page": str(page - 1)} if page and page > 1 else None,
-            next=(
-                ({"cursor": next_cursor} if page is None else {"page": str(page + 1)})
-                if has_more and next_cursor
-                else None
-            ),
+            data,
+            result=result,
+            paging=paging,
+            reservation=reservation,
+            sort=filters.sort,
+            warnings=params.warnings() + field_warnings,
         )
-        return Response({"data": data, "meta": meta}, headers={"Link": links})
 
 
 class StartupDetailView(QuotaHeadersMixin, DocumentedOptions, APIView):
     renderer_classes = [CamelCaseJSONRenderer]
 
-    @extend_schema(
+    @rest_operation(
         operation_id="getStartup",
         summary="One startup",
         description="The full profile of one startup; `verification` is filled only when the "
         "founder connected a payment provider. A successful call counts as one record against "
         "the Free monthly allowance; a 404 or a HEAD request costs nothing.",
-        tags=[REST_TAG],
-        parameters=[
-            OpenApiParameter("slug", str, OpenApiParameter.PATH, description="The startup's slug."),
+        parameters=(
+            _SLUG,
             OpenApiParameter(
                 "fields",
                 str,
                 description="Sparse fieldset: comma-separated fields to return, nested ones "
                 "dotted (`name,slug,revenue.mrr`); unknown names are ignored.",
             ),
-            *REST_RESPONSE_HEADERS,
-            RETRY_AFTER,
-        ],
-        responses={
-            200: StartupEnvelopeSerializer,
-            **error_responses(400, 401, 403, 404, 405, 429, 500),
-        },
+        ),
+        ok=StartupEnvelopeSerializer,
+        errors=(400, 401, 403, 404, 405, 429, 500),
         examples=[OpenApiExample("A verified startup", value=_DETAIL_EXAMPLE, response_only=True)],
     )
     def get(self, request: Request, slug: str) -> Response:
@@ -290,8 +223,7 @@ class StartupDetailView(QuotaHeadersMixin, DocumentedOptions, APIView):
         profile = startup_profile_json(slug=slug, request=request)
         if profile is None:  # checked first: a 404 spends nothing
             raise NotFound(f"No startup with slug '{slug}'")
-        caller = request_caller(request)
-        with quota_reservation(caller=caller, wanted=1, spend=spends(request)) as reservation:
+        with self.reserve(request, wanted=1) as reservation:
             reservation.use(1)
         if selected is not None:
             return Response({"data": sparse(orjson.loads(profile), selected)})
@@ -299,22 +231,19 @@ class StartupDetailView(QuotaHeadersMixin, DocumentedOptions, APIView):
         return Response({"data": orjson.Fragment(profile)})
 
 
-_SLUG = OpenApiParameter("slug", str, OpenApiParameter.PATH, description="The startup's slug.")
-
-
 class StartupHistoryView(QuotaHeadersMixin, DocumentedOptions, APIView):
     renderer_classes = [CamelCaseJSONRenderer]
 
-    @extend_schema(
+    @rest_operation(
         operation_id="getStartupHistory",
         summary="Daily history of verified figures",
         description="One snapshot per UTC day on which a sync succeeded (the last sync of the "
         "day wins; earlier days are never rewritten), oldest first, between `from` and `to` "
         "inclusive. Self-reported startups have none. One call counts as one record against "
         "the Free monthly allowance; a 404 (as for the detail) costs nothing.",
-        tags=[REST_TAG],
-        parameters=[_SLUG, HistoryFilterSerializer, *REST_RESPONSE_HEADERS, RETRY_AFTER],
-        responses={200: HistoryPageSerializer, **error_responses(400, 401, 404, 405, 429, 500)},
+        parameters=(_SLUG, HistoryFilterSerializer),
+        ok=HistoryPageSerializer,
+        errors=(400, 401, 404, 405, 429, 500),
     )
     def get(self, request: Request, slug: str) -> Response:
         startup = startup_get(slug=slug)
@@ -323,9 +252,7 @@ class StartupHistoryView(QuotaHeadersMixin, DocumentedOptions, APIView):
         params = HistoryFilterSerializer(data=request.query_params)
         params.is_valid()
         start, end = params.bounds()
-        with quota_reservation(
-            caller=request_caller(request), wanted=1, spend=spends(request)
-        ) as reservation:
+        with self.reserve(request, wanted=1) as reservation:
             snapshots = list(revenue_history(startup=startup, start=start, end=end))
             reservation.use(1)
         meta = {
@@ -333,35 +260,30 @@ class StartupHistoryView(QuotaHeadersMixin, DocumentedOptions, APIView):
             "count": len(snapshots),
             "from": start.isoformat() if start else None,
             "to": end.isoformat() if end else None,
-            **quota_meta(request_status(request, refresh=True)),
         }
-        return Response({"data": SnapshotSerializer(snapshots, many=True).data, "meta": meta})
+        data = SnapshotSerializer(snapshots, many=True).data
+        return Response(metered_envelope(data, meta, status=reservation.status))
 
 
 class StartupAttestationView(QuotaHeadersMixin, DocumentedOptions, APIView):
     renderer_classes = [CamelCaseJSONRenderer]
 
-    @extend_schema(
+    @rest_operation(
         operation_id="getStartupAttestation",
         summary="Signed attestation of verified figures",
         description="A compact JWS (EdDSA, Ed25519) over the startup's verified figures, "
         "verifiable offline against `/.well-known/jwks.json`. Only for startups with verified "
         "figures (404 `not_found` otherwise, costing nothing); one record against the Free "
         "monthly allowance.",
-        tags=[REST_TAG],
-        parameters=[_SLUG, *REST_RESPONSE_HEADERS, RETRY_AFTER],
-        responses={
-            200: AttestationEnvelopeSerializer,
-            **error_responses(400, 401, 404, 405, 429, 500),
-        },
+        parameters=(_SLUG,),
+        ok=AttestationEnvelopeSerializer,
+        errors=(400, 401, 404, 405, 429, 500),
     )
     def get(self, request: Request, slug: str) -> Response:
         startup = startup_get(slug=slug)
         if startup is None or verification_of(startup) is None:
             raise NotFound(f"No verified startup with slug '{slug}'")
-        with quota_reservation(
-            caller=request_caller(request), wanted=1, spend=spends(request)
-        ) as reservation:
+        with self.reserve(request, wanted=1) as reservation:
             payload = attestation_payload(startup, request=request, now=timezone.now())
             token, kid = attestation_sign(payload)
             reservation.use(1)
@@ -388,14 +310,14 @@ def methodology_page(request: HttpRequest, version: str) -> HttpResponse:
 class CategoryListView(QuotaHeadersMixin, DocumentedOptions, APIView):
     renderer_classes = [CamelCaseJSONRenderer]
 
-    @extend_schema(
+    @rest_operation(
         operation_id="listCategories",
         summary="Categories with counts",
         description="Every primary category of the published startups with how many startups "
         "have it, largest first. Free of charge: spends none of the monthly allowance.",
-        tags=[REST_TAG],
-        parameters=[*REST_RESPONSE_HEADERS],
-        responses={200: CategoryListSerializer, **error_responses(400, 401, 405, 500)},
+        ok=CategoryListSerializer,
+        errors=(400, 401, 405, 500),
+        metered=False,
     )
     def get(self, request: Request) -> Response:
         request_caller(request)  # a wrong key is still a 401

@@ -128,6 +128,42 @@ def test_the_authenticate_service_returns_the_keys_account_and_plan(api_key):
         api_key_authenticate(raw=raw.lower())
 
 
+def test_the_authentication_hands_the_caller_to_the_view_as_request_auth(api_key):
+    from rest_framework.request import Request
+    from rest_framework.test import APIRequestFactory
+
+    from apikeys.authentication import ApiKeyAuthentication
+    from quota.callers import KeyAccount, request_caller
+    from quota.services import Caller
+
+    obj, raw = api_key
+    auth = [ApiKeyAuthentication()]
+    request = Request(APIRequestFactory().get(LIST, **bearer(raw)), authenticators=auth)
+    assert isinstance(request.user, KeyAccount) and request.user.key_id == obj.pk
+    assert request.auth == Caller(plan=request.user.plan, account_id=obj.account_id)
+    assert request_caller(request) is request.auth
+    anonymous = Request(
+        APIRequestFactory().get(LIST, REMOTE_ADDR="198.51.100.7"), authenticators=auth
+    )
+    assert (anonymous.user, anonymous.auth) == (None, None)
+    assert request_caller(anonymous).client == "198.51.100.7"
+
+
+def test_quota_does_not_import_apikeys():
+    # Dependencies run one way: apikeys uses quota (plans, callers), never the reverse.
+    import ast
+    from pathlib import Path
+
+    for path in Path(__file__).resolve().parent.parent.joinpath("quota").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                names = [node.module or ""]
+            assert not any(name.split(".")[0] == "apikeys" for name in names), path
+
+
 # Plans follow the account
 
 

@@ -1,8 +1,9 @@
 """The OpenAPI 3.1 document (/api/v1/openapi.json), /docs and the guide.
 
-The document is generated from the serializers' declared fields; the views render with
-hand-written `to_representation`. These tests keep the two equal, and conftest.py checks every
-API response of the whole suite against the document.
+The document is generated from the serializers' declared fields, which also render the data,
+except on the hot paths (list rows, AI matches) that keep a hand-written `to_representation`.
+These tests keep the two equal, and conftest.py checks every API response of the whole suite
+against the document.
 """
 
 import json
@@ -15,16 +16,15 @@ from jsonschema import Draft202012Validator
 from openapi_spec_validator import validate as validate_openapi
 from rest_framework import serializers
 
-from startups.renderers import camel_key
-from startups.selectors import ai_startup_get, startup_get
-from startups.serializers import (
+from aisurface.serializers import (
     AiDiscoveryEntrySerializer,
     AiDiscoverySerializer,
     AiMatchSerializer,
     AiProfileSerializer,
-    StartupDetailSerializer,
-    StartupListSerializer,
 )
+from openstartup.renderers import camel_key
+from startups.selectors import ai_startup_get, startup_get
+from startups.serializers import StartupDetailSerializer, StartupListSerializer
 from tests.contract import DOCUMENTED_PATHS, openapi_document, violations_of
 from tests.factories import (
     make_account,
@@ -271,17 +271,17 @@ def test_the_dashboard_and_llms_txt_link_the_docs(client):
     assert 'href="/docs/"' in dashboard and 'href="/docs/guide/"' in dashboard
 
 
-def test_rendering_never_builds_the_declared_fields(verified_ai_startup, rf):
-    """The declarations are for the document only: the hot path stays a dict literal."""
+def test_the_hot_paths_never_build_the_declared_fields(verified_ai_startup, rf):
+    """List rows and AI matches are declared for the document only: they stay dict literals.
+    (The detail and the AI profile render from their fields: their answers are kept as bytes.)"""
     request = rf.get("/")
     detail = startup_get(slug="acme")
     listing = StartupListSerializer([detail, detail], many=True)
-    one = StartupDetailSerializer(detail, context={"request": request})
-    profile = AiProfileSerializer(ai_startup_get(slug="acme"), context={"request": request})
-    for serializer in (listing, one, profile):
+    ai = ai_startup_get(slug="acme")
+    matches = AiMatchSerializer([ai, ai], many=True, context={"request": request})
+    for serializer in (listing, matches):
         assert serializer.data
-    for serializer in (listing.child, one, profile):
-        assert "fields" not in serializer.__dict__  # cached_property never evaluated
+        assert "fields" not in serializer.child.__dict__  # cached_property never evaluated
 
 
 def test_every_operation_documents_the_servers_request_line_bound(client):

@@ -10,7 +10,13 @@ from django.utils import timezone
 from quota.callers import client_address, client_key
 from quota.models import MonthlyUsage
 from quota.plans import FREE, PRO
-from quota.services import Caller, QuotaExceeded, quota_reserve, quota_status
+from quota.services import (
+    Caller,
+    QuotaExceeded,
+    quota_reservation,
+    quota_reserve,
+    quota_status,
+)
 from tests.caches import EXTRA_RESERVE_QUERIES, clear_caches
 from tests.factories import bearer, make_api_key, make_startups, make_subscription
 
@@ -255,6 +261,25 @@ def test_an_uncapped_reservation_grants_everything_and_counts_nothing(db):
     assert not MonthlyUsage.objects.exists()
 
 
+def test_a_reservation_carries_the_figures_a_status_read_would_give(db):
+    # The headers and meta take the figures from the reservation instead of reading the
+    # counter again: they must be what that read would say, refunds and expired holds included.
+    caller = Caller(plan=FREE, client="198.51.100.3")
+    now = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
+    quota_reserve(caller=caller, wanted=7, now=now - timedelta(days=1))  # its hold expired
+    with quota_reservation(caller=caller, wanted=10, now=now) as reservation:
+        reservation.use(4)
+    assert reservation.status == quota_status(caller=caller, now=now)
+    assert (reservation.status.used, reservation.status.remaining) == (4, 96)
+    with quota_reservation(caller=caller, wanted=10, now=now, spend=False) as head:
+        head.use(10)
+    assert head.status == quota_status(caller=caller, now=now)
+    pro = Caller(plan=PRO, client="198.51.100.4")
+    with quota_reservation(caller=pro, wanted=50, now=now) as uncapped:
+        uncapped.use(3)
+    assert uncapped.status == quota_status(caller=pro, now=now)  # uncapped: nothing counted
+
+
 @override_settings(TRUSTED_PROXIES=["10.0.0.0/8", "not-an-address"])
 def test_a_bad_trusted_proxies_entry_fails_the_system_check():
     from quota.apps import check_trusted_proxies
@@ -262,7 +287,7 @@ def test_a_bad_trusted_proxies_entry_fails_the_system_check():
     assert [error.id for error in check_trusted_proxies()] == ["quota.E001"]
 
 
-def test_a_metered_list_costs_five_queries_with_a_key_and_four_without(
+def test_a_metered_list_costs_five_queries_with_a_key_and_three_without(
     api_client, api_key, startups, django_assert_num_queries, settings
 ):
     settings.READ_CACHE_SECONDS = 0  # the database path (per-process copies: test_readcache)
@@ -270,12 +295,13 @@ def test_a_metered_list_costs_five_queries_with_a_key_and_four_without(
     api_client.get(LIST, **bearer(raw))  # first use: creates the month row, stamps last_used
     api_client.get(LIST)
     clear_caches()  # the list cache (total, page, ranks) starts cold
-    # key with its account's plan, reserve, count, page, status read, and once the answer is
-    # written the delivery confirmation (issue 17 §4; on SQLite the reserve is a transaction)
-    with django_assert_num_queries(6 + EXTRA_RESERVE_QUERIES):
+    # key with its account's plan, reserve (which returns the new count: no status read),
+    # count, page, and once the answer is written the delivery confirmation (issue 17 §4; on
+    # SQLite the reserve is a transaction)
+    with django_assert_num_queries(5 + EXTRA_RESERVE_QUERIES):
         api_client.get(LIST, **bearer(raw))
-    # reserve, page rows by id (total and page from the list cache), status read, delivery
-    with django_assert_num_queries(4 + EXTRA_RESERVE_QUERIES):
+    # reserve, page rows by id (total and page from the list cache), delivery
+    with django_assert_num_queries(3 + EXTRA_RESERVE_QUERIES):
         api_client.get(LIST)
 
 

@@ -323,18 +323,19 @@ def test_list_runs_a_fixed_number_of_queries(client, twelve, django_assert_num_q
     client.get("/api/v1/startups", {"limit": 1})  # this month's usage row now exists
     for limit in (1, 10):
         clear_caches()
-        # Reserve (one UPDATE with its hold), count, page, usage figures for the headers and,
-        # once the answer is written, the delivery confirmation (issue 17 §4): whatever the size.
+        # Reserve (one UPDATE with its hold, returning the usage figures for the headers),
+        # count, page and, once the answer is written, the delivery confirmation (issue 17 §4):
+        # whatever the size.
         extra = EXTRA_RESERVE_QUERIES
-        with django_assert_num_queries(5 + extra):
+        with django_assert_num_queries(4 + extra):
             client.get("/api/v1/startups", {"limit": limit})
-        with django_assert_num_queries(5 + extra):  # the page query carries the rank window
+        with django_assert_num_queries(4 + extra):  # the page query carries the rank window
             client.get("/api/v1/startups", {"limit": limit, "sort": "name-asc"})
         # Again within LIST_CACHE_SECONDS: total, page and ranks come from the cache; the rows
         # are read fresh by primary key.
-        with django_assert_num_queries(4 + extra):
+        with django_assert_num_queries(3 + extra):
             client.get("/api/v1/startups", {"limit": limit})
-        with django_assert_num_queries(4 + extra):
+        with django_assert_num_queries(3 + extra):
             client.get("/api/v1/startups", {"limit": limit, "sort": "name-asc"})
 
 
@@ -353,7 +354,7 @@ def test_the_list_cache_can_be_turned_off(client, twelve, settings, django_asser
     settings.READ_CACHE_SECONDS = 0  # the database path (per-process copies: test_readcache)
     client.get("/api/v1/startups", {"limit": 1})
     for _ in range(2):
-        with django_assert_num_queries(5 + EXTRA_RESERVE_QUERIES):
+        with django_assert_num_queries(4 + EXTRA_RESERVE_QUERIES):
             client.get("/api/v1/startups", {"limit": 1})
 
 
