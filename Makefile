@@ -27,7 +27,9 @@ node_modules/.package-lock.json: package.json package-lock.json
 
 install: $(STAMP)
 
+# Headless Chromium for the browser tests (Debian's package; does nothing when present).
 install-dev: $(DEV_STAMP) node_modules/.package-lock.json
+	./.ci/install-browser
 
 run: install
 	$(PY) manage.py migrate --noinput

@@ -27,14 +27,19 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 
-pytestmark = pytest.mark.skipif(
-    not CHROMIUM.exists(), reason=f"{CHROMIUM} is missing; run .ci/install-browser"
-)
+
+def chromium_sync_api():
+    """Playwright's sync API, or a loud failure: a browser test that skips did not run."""
+    if not CHROMIUM.exists():
+        pytest.fail(f"{CHROMIUM} is missing: run .ci/install-browser (make test runs it)")
+    from playwright import sync_api
+
+    return sync_api
 
 
 @pytest.fixture
 def page(live_server, monkeypatch):
-    sync_api = pytest.importorskip("playwright.sync_api")
+    sync_api = chromium_sync_api()
     # Playwright's sync API keeps an event loop in this thread; the ORM calls the test makes
     # meanwhile are plain synchronous ones.
     monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")

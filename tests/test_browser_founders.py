@@ -28,10 +28,6 @@ from tests.test_founders import (
 
 SECRET = "whsec_browser_secret"  # noqa: S105 - the test's own webhook secret
 
-pytestmark = pytest.mark.skipif(
-    not CHROMIUM.exists(), reason=f"{CHROMIUM} is missing; run .ci/install-browser"
-)
-
 
 @pytest.fixture
 def fake_stripe():

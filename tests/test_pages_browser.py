@@ -24,15 +24,12 @@ from tests.factories import (
     make_startups,
     make_verification,
 )
-from tests.test_browser import CHROMIUM, CHROMIUM_ARGS
+from tests.test_browser import CHROMIUM, CHROMIUM_ARGS, chromium_sync_api
 
 AXE = Path(__file__).resolve().parent.parent / "node_modules" / "axe-core" / "axe.min.js"
 EMAIL = "phone-founder@example.com"
 NEW_PASSWORD = "a-fresh-long-passphrase-42"
 
-pytestmark = pytest.mark.skipif(
-    not CHROMIUM.exists(), reason=f"{CHROMIUM} is missing; run .ci/install-browser"
-)
 
 VIEWPORTS = {
     "desktop-light": ({"width": 1280, "height": 900}, "light"),
@@ -43,7 +40,7 @@ VIEWPORTS = {
 
 @pytest.fixture
 def browser(live_server, monkeypatch):
-    sync_api = pytest.importorskip("playwright.sync_api")
+    sync_api = chromium_sync_api()
     assert AXE.exists(), "axe-core is missing: run `npm ci` (make test does)"
     monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
     with sync_api.sync_playwright() as playwright:
