@@ -395,6 +395,13 @@ def _page_from_index(
     if asked_sql and _read_tokens().get("data") != token:
         return None  # a write committed meanwhile: the ids may be newer than the index
     ranks = index.ranks(filters, subsets, ids)
+    startups = _ranked_rows(ids, [ranks[startup_id] for startup_id in ids])
+    return StartupPage(startups=startups, total=total, more=more)
+
+
+def _ranked_rows(ids: list[int], ranks: list[int | None]) -> list[Startup]:
+    """The list rows of `ids` with their ranks, from the per-process copies or one query by
+    primary key for the missing ones; a startup unpublished since is left out."""
     rows, token = LIST_ROWS.lookup(ids) if ids else ({}, None)
     missing = [startup_id for startup_id in ids if startup_id not in rows]
     if missing:
@@ -404,12 +411,12 @@ def _page_from_index(
             for startup_id, startup in fetched.items():
                 LIST_ROWS.put(startup_id, startup, token)
     startups = []
-    for startup_id in ids:
+    for startup_id, rank in zip(ids, ranks, strict=True):
         if (startup := rows.get(startup_id)) is not None:
             startup = copy.copy(startup)  # copies are shared; the rank is this page's
-            startup.rank = ranks[startup_id]
+            startup.rank = rank
             startups.append(startup)
-    return StartupPage(startups=startups, total=total, more=more)
+    return startups
 
 
 def _page(
@@ -463,21 +470,7 @@ def startup_page(
         return page
     if token is not None and not found:
         SKELETONS.put(identity, skeleton, token)
-    ids = skeleton["ids"]
-    rows, token = LIST_ROWS.lookup(ids) if ids else ({}, None)
-    missing = [startup_id for startup_id in ids if startup_id not in rows]
-    if missing:
-        fetched = selectors.list_rows(missing, db=PRIMARY)
-        rows.update(fetched)
-        if token is not None:
-            for startup_id, startup in fetched.items():
-                LIST_ROWS.put(startup_id, startup, token)
-    startups = []
-    for startup_id, rank in zip(ids, skeleton["ranks"], strict=True):
-        if (startup := rows.get(startup_id)) is not None:  # unpublished since: left out
-            startup = copy.copy(startup)  # copies are shared; the rank is this page's
-            startup.rank = rank
-            startups.append(startup)
+    startups = _ranked_rows(skeleton["ids"], skeleton["ranks"])
     return StartupPage(startups=startups, total=skeleton["total"], more=skeleton["more"])
 
 
