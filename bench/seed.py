@@ -35,10 +35,26 @@ def _copy(model: type[models.Model], rows: list[dict]) -> None:
     table = quote(model._meta.db_table)
     names = ", ".join(quote(field.column) for field in fields)
 
+    # Only the columns whose Python value is not already what the driver sends go through
+    # the field (JSON, encrypted text); the rest as they are: 18,000,000 snapshot rows at
+    # 1,000,000 startups made the per-value call most of the load's time.
+    prepared = [
+        not isinstance(
+            field,
+            models.IntegerField
+            | models.CharField
+            | models.DateField
+            | models.FloatField
+            | models.BooleanField
+            | models.ForeignKey,
+        )
+        for field in fields
+    ]
+
     def values(row: dict) -> list:
         return [
-            field.get_db_prep_save(row[c], connection)
-            for c, field in zip(columns, fields, strict=True)
+            field.get_db_prep_save(row[c], connection) if prep else row[c]
+            for c, field, prep in zip(columns, fields, prepared, strict=True)
         ]
 
     with connection.cursor() as cursor:
@@ -147,6 +163,7 @@ def seed(count: int) -> int:
             row.update(mrr=done.figures.mrr, arr=done.figures.arr, growth_30d=done.growth)
     founders, socials = _by_slug(rows.founders), _by_slug(rows.socials)
     with transaction.atomic():
+        _skip_foreign_key_checks()
         _delete([row["slug"] for row in rows.startups])
         for start in range(0, len(rows.startups), CHUNK):
             chunk = rows.startups[start : start + CHUNK]
@@ -163,6 +180,18 @@ def seed(count: int) -> int:
         readcache.bump("data")
     refresh_planner_statistics()
     return len(rows.startups)
+
+
+def _skip_foreign_key_checks() -> None:
+    """On PostgreSQL, as a superuser (the bench's own server): no foreign-key trigger for the
+    rows of this transaction (they are consistent by construction); at 1,000,000 startups the
+    deferred checks queued ~25,000,000 trigger events for the commit. Elsewhere: nothing."""
+    if connection.vendor != "postgresql":
+        return
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT rolsuper FROM pg_roles WHERE rolname = current_user")
+        if cursor.fetchone()[0]:
+            cursor.execute("SET LOCAL session_replication_role = replica")
 
 
 def _by_slug(rows: list[tuple[str, dict]]) -> dict[str, list[dict]]:
