@@ -300,9 +300,10 @@ SKELETONS = LocalCache("data", max_entries=5_000)
 
 class _RankIndexCopy:
     """This process's `RankIndex` (startups/rankindex.py) and the data token it was built
-    under. A small dataset rebuilds it in the request that finds it stale; once a build takes
-    longer than RANK_INDEX_INLINE_SECONDS, builds run in a background thread (one at a time,
-    at most one per RANK_INDEX_REBUILD_SECONDS) while the SQL path answers."""
+    under. A small dataset rebuilds it in the request that finds it stale; a dataset of more
+    than RANK_INDEX_INLINE_STARTUPS, or once a build took longer than
+    RANK_INDEX_INLINE_SECONDS, builds in a background thread (one at a time, at most one per
+    RANK_INDEX_REBUILD_SECONDS) while the SQL path answers."""
 
     def __init__(self) -> None:
         self.token: str | None = None
@@ -318,6 +319,9 @@ class _RankIndexCopy:
             return None
         if self.token == token:
             return self.index
+        if self.index is None and not self.build_seconds:  # the first build: how big?
+            large = rankindex.estimated_size(db=PRIMARY) > settings.RANK_INDEX_INLINE_STARTUPS
+            self.build_seconds = float("inf") if large else 0.0
         if self.build_seconds <= settings.RANK_INDEX_INLINE_SECONDS:
             self._build(token)
             return self.index if self.token == token else None

@@ -193,6 +193,8 @@ READ_CACHE_SECONDS = env_int("READ_CACHE_SECONDS", 300)
 # takes at most RANK_INDEX_INLINE_SECONDS; past that (about 100,000 startups), in a background
 # thread at most once per RANK_INDEX_REBUILD_SECONDS, the SQL path answering meanwhile.
 RANK_INDEX_INLINE_SECONDS = float(os.environ.get("RANK_INDEX_INLINE_SECONDS", "0.25"))
+# A dataset larger than this builds its first rank index in the background too.
+RANK_INDEX_INLINE_STARTUPS = env_int("RANK_INDEX_INLINE_STARTUPS", 200_000)
 RANK_INDEX_REBUILD_SECONDS = env_int("RANK_INDEX_REBUILD_SECONDS", 10)
 # Browser origins allowed to call /api/mcp (besides the site itself); others get 403.
 MCP_ALLOWED_ORIGINS = [o.rstrip("/") for o in env_list("MCP_ALLOWED_ORIGINS", [])]

@@ -36,6 +36,7 @@ from django.db import connections
 from django.db.models import Q
 from django.db.models.functions import Lower
 
+from startups.models import Startup
 from startups.selectors import (
     After,
     StartupFilters,
@@ -195,6 +196,22 @@ def answers(filters: StartupFilters) -> bool:
         and filters.verified is None
         and filters.updated_since is None
     )
+
+
+def estimated_size(*, db: str) -> int:
+    """About how many startups there are, without counting them on PostgreSQL (the planner's
+    estimate; a table never analyzed is counted)."""
+    connection = connections[db]
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT reltuples FROM pg_class WHERE oid = %s::regclass",
+                [Startup._meta.db_table],
+            )
+            row = cursor.fetchone()
+        if row and row[0] >= 0:
+            return int(row[0])
+    return Startup.objects.using(db).count()
 
 
 def build(*, db: str) -> RankIndex:

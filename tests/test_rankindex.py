@@ -144,14 +144,18 @@ def test_a_write_shows_in_totals_and_ranks_at_once(client, pro_key, settings):
     assert after["data"][1]["rank"] == 2
 
 
+@pytest.mark.parametrize("why", ["a large dataset", "a slow last build"])
 @pytest.mark.django_db(transaction=True)
-def test_a_slow_build_runs_in_the_background_while_sql_answers(settings):
-    settings.RANK_INDEX_INLINE_SECONDS = -1  # every build counts as slow
+def test_a_slow_build_runs_in_the_background_while_sql_answers(settings, why):
     settings.RANK_INDEX_REBUILD_SECONDS = 0
     dataset(random.Random(5), count=40)
     filters = StartupFilters(min_mrr=1)
     copy = readcache.RANK_INDEX
-    copy.build_seconds = 1.0  # as after a slow first build
+    if why == "a large dataset":
+        settings.RANK_INDEX_INLINE_STARTUPS = 10  # 40 startups are "large": no inline build
+    else:
+        settings.RANK_INDEX_INLINE_SECONDS = -1  # every build counts as slow
+        copy.build_seconds = 1.0  # as after a slow build
     assert copy.get() is None  # stale: the SQL path answers while a thread builds
     for _ in range(200):
         if copy.index is not None and not copy.building:
