@@ -215,20 +215,26 @@ def estimated_size(*, db: str) -> int:
 
 
 def build(*, db: str) -> RankIndex:
-    """Read the default order of every published startup from `db` (one streamed query)."""
+    """Read the default order of every published startup from `db`: the ORM compiles the
+    query (the same order as every list), the rows come in batches as plain tuples (the ORM's
+    per-row handling doubled the time at 1,000,000 startups)."""
     ids, neg_mrr, by_category = array("q"), array("q"), {}
     qs = startup_list(filters=StartupFilters()).using(db).values_list("id", "mrr", "category")
-    max_id = 0
-    for index, (startup_id, mrr, category) in enumerate(qs.iterator(chunk_size=_FETCH)):
-        ids.append(startup_id)
-        max_id = max(max_id, startup_id)
-        if mrr is not None:
-            neg_mrr.append(-mrr)
-        if category is not None:
-            by_category.setdefault(category, array("q")).append(index)
-    position = array("q", bytes(8 * (max_id + 1)))
-    for index, startup_id in enumerate(ids):
-        position[startup_id] = index + 1
+    sql, params = qs.query.sql_with_params()
+    index = 0
+    with connections[db].cursor() as cursor:
+        cursor.execute(sql, params)
+        while batch := cursor.fetchmany(_FETCH):
+            for startup_id, mrr, category in batch:
+                ids.append(startup_id)
+                if mrr is not None:
+                    neg_mrr.append(-mrr)
+                if category is not None:
+                    by_category.setdefault(category, array("q")).append(index)
+                index += 1
+    position = array("q", bytes(8 * (max(ids, default=0) + 1)))
+    for place, startup_id in enumerate(ids, start=1):
+        position[startup_id] = place
     return RankIndex(ids=ids, neg_mrr=neg_mrr, position=position, categories=by_category)
 
 
