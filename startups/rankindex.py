@@ -134,35 +134,52 @@ class RankIndex:
         within = (p for p in places if p < hi)
         return [self.ids[p] for p in islice(within, offset, offset + limit)]
 
-    def subsets(self, filters: StartupFilters, *, db: str) -> Subsets | bool:
+    def subsets(
+        self, filters: StartupFilters, *, db: str, fetch_terms: bool = True
+    ) -> Subsets | bool:
         """The sorted places whose union the filters' `q` or `category` keep (None: no such
-        filter), or False when this structure cannot say (both at once, or a database it
-        cannot ask): the SQL path answers then."""
+        filter), or False when this structure cannot say now (both at once, a database it
+        cannot ask, or a term not fetched yet with `fetch_terms` off): the SQL path answers
+        then."""
         if filters.q and filters.category:
             return False
         if filters.category:
             names = matching_categories(self, filters.category, db=db)
             return False if names is None else [self.categories[name] for name in names]
         if filters.q:
-            return [self.term_places(filters.q, db=db)]
+            places = self.cached_term(filters.q)
+            if places is None and fetch_terms:
+                places = self.fetch_term(filters.q, db=db)
+            return False if places is None else [places]
         return None
 
-    def term_places(self, term: str, *, db: str) -> array:
-        """The sorted places of the startups `q=term` finds, from one SQL query the first time
-        a term is asked under this structure's data (kept while it is current, least recently
-        used first out, about MAX_TERM_PLACES places in all)."""
+    def cached_term(self, term: str) -> array | None:
         with self._lock:
             if (places := self.terms.get(term)) is not None:
                 self.terms.move_to_end(term)
-                return places
-        found = published_startups(db=db).filter(search(term)).values_list("id", flat=True)
-        places = array("q", sorted(p for p in map(self.place, found.iterator()) if p is not None))
+            return places
+
+    def fetch_term(self, term: str, *, db: str) -> array:
+        """The sorted places of the startups `q=term` finds, from one SQL query, kept under
+        this structure's data (least recently used first out, about MAX_TERM_PLACES times the
+        dataset's size in all). The caller checks that the data did not change meanwhile."""
+        qs = published_startups(db=db).filter(search(term)).values_list("id", flat=True)
+        sql, params = qs.query.sql_with_params()
+        with connections[db].cursor() as cursor:
+            cursor.execute(sql, params)
+            found = [self.place(row[0]) for row in cursor.fetchall()]
+        places = array("q", sorted(p for p in found if p is not None))
         with self._lock:
             self.terms[term] = places
             self._term_places += len(places)
             while self._term_places > MAX_TERM_PLACES * max(1, len(self.ids)) and self.terms:
                 self._term_places -= len(self.terms.popitem(last=False)[1])
         return places
+
+    def forget_term(self, term: str) -> None:
+        with self._lock:
+            if (places := self.terms.pop(term, None)) is not None:
+                self._term_places -= len(places)
 
     def after_place(self, after: After, *, db: str) -> int:
         """The place in `ids` of the first startup after the cursor `after` (default order):

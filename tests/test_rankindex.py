@@ -168,3 +168,28 @@ def test_a_slow_build_runs_in_the_background_while_sql_answers(settings, why):
         index, copy.token, filters=filters, offset=0, limit=10, after=None
     )
     assert summary(from_index) == summary(expected)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_large_dataset_fetches_a_new_term_in_the_background(settings):
+    settings.RANK_INDEX_INLINE_STARTUPS = 10  # 40 startups are "large"
+    settings.RANK_INDEX_REBUILD_SECONDS = 0
+    dataset(random.Random(11), count=40)
+    filters = StartupFilters(q="alpha", sort="name-asc")
+    copy = readcache.RANK_INDEX
+    for _ in range(200):  # the first build, in the background
+        if (index := copy.get()) is not None:
+            break
+        time.sleep(0.05)
+    token = copy.token
+    assert index is not None
+    # A term never asked: the SQL path answers (None) while a thread fetches its places.
+    kwargs = dict(filters=filters, offset=0, limit=5, after=None)
+    assert readcache._page_from_index(index, token, **kwargs) is None
+    for _ in range(200):
+        if index.cached_term("alpha") is not None:
+            break
+        time.sleep(0.05)
+    from_index = readcache._page_from_index(index, token, **kwargs)
+    assert from_index is not None
+    assert summary(from_index) == summary(selectors.startup_page(**kwargs))
