@@ -310,26 +310,42 @@ class _RankIndexCopy:
     RANK_INDEX_REBUILD_SECONDS) while the SQL path answers."""
 
     def __init__(self) -> None:
-        self.token: str | None = None
-        self.index: rankindex.RankIndex | None = None
+        # (token, index) as one value: a background build replaces both at once, so a reader
+        # never pairs one build's index with another's token.
+        self.built: tuple[str, rankindex.RankIndex] | None = None
         self.build_seconds = 0.0
         self.large: bool | None = None  # more than RANK_INDEX_INLINE_STARTUPS (None: unknown)
         self.started = float("-inf")
         self.building = False
         self.lock = threading.Lock()
 
+    @property
+    def token(self) -> str | None:
+        return None if self.built is None else self.built[0]
+
+    @property
+    def index(self) -> rankindex.RankIndex | None:
+        return None if self.built is None else self.built[1]
+
     def get(self) -> rankindex.RankIndex | None:
+        found = self.current()
+        return None if found is None else found[1]
+
+    def current(self) -> tuple[str, rankindex.RankIndex] | None:
+        """(token, index) when an index of the current data is ready, else None (a build
+        starts, inline or in the background, as the dataset allows)."""
         token = current("data") if enabled() else None
         if token is None:
             return None
-        if self.token == token:
-            return self.index
+        if (built := self.built) is not None and built[0] == token:
+            return built
         if self.large is None:  # before the first build: how big?
             size = rankindex.estimated_size(db=PRIMARY)
             self.large = size > settings.RANK_INDEX_INLINE_STARTUPS
         if self.inline():
             self._build(token)
-            return self.index if self.token == token else None
+            built = self.built
+            return built if built is not None and built[0] == token else None
         with self.lock:
             due = time.monotonic() - self.started >= settings.RANK_INDEX_REBUILD_SECONDS
             if self.building or not due:
@@ -346,7 +362,7 @@ class _RankIndexCopy:
         started = time.monotonic()
         index = rankindex.build(db=PRIMARY)  # read after the token: never newer than it
         with self.lock:
-            self.token, self.index = token, index
+            self.built = (token, index)
             self.build_seconds = time.monotonic() - started
 
     def _build_in_background(self) -> None:
@@ -358,7 +374,7 @@ class _RankIndexCopy:
 
     def clear(self) -> None:
         with self.lock:
-            self.token = self.index = self.large = None
+            self.built = self.large = None
             self.build_seconds, self.started = 0.0, float("-inf")
 
 
@@ -480,16 +496,10 @@ def _ranked_rows(ids: list[int], ranks: list[int | None]) -> list[Startup]:
     return startups
 
 
-def _page(
+def _sql_page(
     *, filters: StartupFilters, offset: int, limit: int, after: After | None
-) -> tuple[StartupPage, bool]:
-    """The page, and whether the rank index answered it (else SQL did)."""
-    if rankindex.answers(filters) and (index := RANK_INDEX.get()) is not None:
-        page = _page_from_index(
-            index, RANK_INDEX.token, filters=filters, offset=offset, limit=limit, after=after
-        )
-        if page is not None:
-            return page, True
+) -> StartupPage:
+    """`selectors.startup_page` read from the primary, its rows kept as copies."""
     page = selectors.startup_page(
         filters=filters, offset=offset, limit=limit, after=after, db=PRIMARY
     )
@@ -497,37 +507,47 @@ def _page(
     if token is not None:
         for startup in page.startups:
             LIST_ROWS.put(startup.id, copy.copy(startup), token)
-    return page, False
+    return page
+
+
+def _skeleton(page: StartupPage) -> dict:
+    return {
+        "total": page.total,
+        "ids": [startup.id for startup in page.startups],
+        "ranks": [startup.rank for startup in page.startups],
+        "more": page.more,
+    }
 
 
 def startup_page(
     *, filters: StartupFilters, offset: int, limit: int, after: After | None = None
 ) -> StartupPage:
     """`startups.selectors.startup_page`, kept: a write anywhere starts afresh (the token is
-    read before the database, for the skeleton and the rows alike). A page the rank index
-    answers costs less to build than a round trip to the shared cache, so only pages SQL
-    answered are shared."""
+    read before the database, for the skeleton and the rows alike). First a per-process
+    skeleton copy, then the rank index (cheaper than a round trip to the shared cache), then
+    the shared skeleton, then SQL, whose skeleton alone is shared."""
     seconds = settings.LIST_CACHE_SECONDS
     position = encode_cursor(after) if after else None
     identity = orjson.dumps(
         {**asdict(filters), "offset": offset, "limit": limit, "after": position}
     )
     found, token = SKELETONS.lookup([identity]) if seconds > 0 else ({}, LIST_ROWS.token())
-    skeleton = found.get(identity)
-    key = shared_key(LIST_CACHE_VERSION, token, hashlib.sha256(identity).hexdigest())
-    if skeleton is None and seconds > 0:
-        if not (rankindex.answers(filters) and RANK_INDEX.get() is not None):
-            skeleton = shared_get(key)
-    if skeleton is None:
-        page, from_index = _page(filters=filters, offset=offset, limit=limit, after=after)
-        if seconds > 0:
-            ids = [startup.id for startup in page.startups]
-            ranks = [startup.rank for startup in page.startups]
-            skeleton = {"total": page.total, "ids": ids, "ranks": ranks, "more": page.more}
-            if not from_index:
-                shared_set(key, skeleton, seconds)
-            if token is not None:
-                SKELETONS.put(identity, skeleton, token)
+    skeleton, page = found.get(identity), None
+    if skeleton is None and rankindex.answers(filters) and (built := RANK_INDEX.current()):
+        index_token, index = built
+        page = _page_from_index(
+            index, index_token, filters=filters, offset=offset, limit=limit, after=after
+        )
+    if skeleton is None and page is None:
+        key = shared_key(LIST_CACHE_VERSION, token, hashlib.sha256(identity).hexdigest())
+        skeleton = shared_get(key) if seconds > 0 else None
+        if skeleton is None:
+            page = _sql_page(filters=filters, offset=offset, limit=limit, after=after)
+            if seconds > 0:
+                shared_set(key, _skeleton(page), seconds)
+    if page is not None:
+        if seconds > 0 and token is not None:
+            SKELETONS.put(identity, _skeleton(page), token)
         return page
     if token is not None and not found:
         SKELETONS.put(identity, skeleton, token)
