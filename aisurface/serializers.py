@@ -13,7 +13,7 @@ from django.urls import reverse
 from rest_framework import serializers
 
 from openstartup.formats import iso_timestamp, site_url
-from startups.filters import LenientBoolean, LenientText
+from startups.filters import LenientBoolean, LenientQuery, LenientText
 from startups.freshness import STATUSES, last_synced_at, verification_status
 from startups.models import Founder, Startup
 from startups.serializers import (
@@ -27,7 +27,7 @@ from startups.serializers import (
 )
 
 
-class AiDiscoveryFilterSerializer(serializers.Serializer):
+class AiDiscoveryFilterSerializer(LenientQuery):
     """Query parameters of GET /api/ai/discovery. Invalid values are ignored, never errors."""
 
     category = LenientText(

@@ -1,6 +1,7 @@
 """`make bench`: the service against a framework floor and a naive implementation, in one run.
 
-PostgreSQL with BENCH_COUNTS startups (each size in its own database), gunicorn with 2 workers on
+PostgreSQL with BENCH_COUNTS startups (each size in its own database), gunicorn with 2 workers (its
+gunicorn.conf.py otherwise: worker class, threads) on
 127.0.0.1:8480, wrk (8 connections, BENCH_SECONDS per row, BENCH_ROUNDS rounds). Two kinds of
 rows: "repeated" rows send one URL again and again (what caches help), "varied" rows give every
 request its own values (bench/varied.lua: minMrr, page, q, category, slug, cursor), which no
@@ -20,10 +21,11 @@ Environment (all optional):
     BENCH_ROWS          only these rows, e.g. `1,3f,4a` (for iterating; targets need them all)
     BENCH_RESEED        1: seed even when the database already holds the demo dataset of that
                         size (by default it is reused: the seed is deterministic)
-    BENCH_BASELINE      a git revision: first run that revision's own `make bench` (its rows,
-                        100,000 startups, a worktree and venv of its own under /tmp), then this
-                        one, and report the repeated rows side by side ("before and after, in
-                        one sitting")
+    BENCH_BASELINE      a git revision: that revision's own server (its code, its gunicorn
+                        settings, its seed_demo, 100,000 startups; a worktree and venv of its
+                        own under /tmp) runs beside this one, and every repeated row it has is
+                        measured on both, before then after, row by row in the same rounds
+                        ("before and after, in one sitting"), reported side by side
 """
 
 import json
@@ -62,7 +64,6 @@ RESEED = os.environ.get("BENCH_RESEED") == "1"
 BASELINE = os.environ.get("BENCH_BASELINE", "")
 CONNECTIONS = 8
 WARMUP_SECONDS = 1
-BASE = f"http://127.0.0.1:{PORT}"
 POOL_SIZE = 20_000  # slugs and cursors per pool: far more than a per-process copy keeps warm
 
 
@@ -74,23 +75,41 @@ def database_url(count: int) -> str:
     return DATABASE_URL if count == 100_000 else f"{DATABASE_URL}_{count}"
 
 
-def environment(count: int) -> dict[str, str]:
+@dataclass(frozen=True)
+class Target:
+    """A checkout of the service to measure: this one, or the BENCH_BASELINE revision's."""
+
+    root: Path
+    python: str
+    port: int
+    database: str | None = None  # None: the size's own database
+    prefix: str = "openstartup-bench"
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+
+CURRENT = Target(ROOT, PY, PORT)
+
+
+def environment(count: int, target: Target = CURRENT) -> dict[str, str]:
     return {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "openstartup.settings",
-        "DATABASE_URL": database_url(count),
+        "DATABASE_URL": target.database or database_url(count),
         "REDIS_URL": REDIS_URL,
-        "CACHE_KEY_PREFIX": f"openstartup-bench-{count}",
+        "CACHE_KEY_PREFIX": f"{target.prefix}-{count}",
         "DJANGO_ALLOWED_HOSTS": "127.0.0.1",
         "LOG_LEVEL": "WARNING",
     }
 
 
-def manage(count: int, *args: str) -> str:
+def manage(count: int, *args: str, target: Target = CURRENT) -> str:
     run = subprocess.run(
-        [PY, "manage.py", *args],
-        cwd=ROOT,
-        env=environment(count),
+        [target.python, "manage.py", *args],
+        cwd=target.root,
+        env=environment(count, target),
         capture_output=True,
         text=True,
         check=False,
@@ -100,8 +119,8 @@ def manage(count: int, *args: str) -> str:
     return run.stdout
 
 
-def shell(count: int, code: str) -> str:
-    return manage(count, "shell", "-c", code)
+def shell(count: int, code: str, target: Target = CURRENT) -> str:
+    return manage(count, "shell", "-c", code, target=target)
 
 
 def ensure_wrk() -> str:
@@ -120,34 +139,63 @@ def ensure_database(url: str) -> None:
             conn.execute(f'CREATE DATABASE "{name}"')
 
 
-def create_key(count: int, email: str, *extra: str) -> str:
-    return manage(count, "create_api_key", email, *extra).strip().splitlines()[-1]
+def create_key(count: int, email: str, *extra: str, target: Target = CURRENT) -> str:
+    return manage(count, "create_api_key", email, *extra, target=target).strip().splitlines()[-1]
 
 
-def get(path: str, headers: dict[str, str] | None = None) -> dict:
-    request = urllib.request.Request(BASE + path, headers=headers or {})
+def bench_keys(count: int, target: Target = CURRENT) -> tuple[dict, dict]:
+    """X-API-Key headers of a Pro key and of a Free key whose operator allowance override is
+    big enough for every request of the run (quota accounting stays on the path without
+    running out); the month's counters start at zero and the shared cache empty."""
+    pro = create_key(
+        count, "bench-pro@example.com", "--plan", "pro", "--name", "bench", target=target
+    )
+    free = create_key(
+        count,
+        "bench-free@example.com",
+        "--plan",
+        "free",
+        "--allowance",
+        "2000000000",
+        "--name",
+        "bench",
+        target=target,
+    )
+    shell(
+        count, "from quota.models import MonthlyUsage; MonthlyUsage.objects.all().delete()", target
+    )
+    # Nothing another run left in the shared cache answers this one.
+    shell(count, "from django.core.cache import cache; cache.clear()", target)
+    return {"X-API-Key": pro}, {"X-API-Key": free}
+
+
+def get(path: str, headers: dict[str, str] | None = None, target: Target = CURRENT) -> dict:
+    request = urllib.request.Request(target.base + path, headers=headers or {})
     with urllib.request.urlopen(request, timeout=60) as response:
         return json.loads(response.read())
 
 
-def start_server(count: int) -> subprocess.Popen:
+def start_server(count: int, target: Target = CURRENT) -> subprocess.Popen:
     env = {
-        **environment(count),
+        **environment(count, target),
         "BENCH_VIEWS": "1",
         "WEB_CONCURRENCY": "2",
-        "GUNICORN_THREADS": "1",
-        "GUNICORN_BIND": f"127.0.0.1:{PORT}",
+        # Threads and worker class: each revision's own gunicorn.conf.py (the service as it
+        # is deployed: here the threaded worker with 4 threads; a baseline may be sync).
+        "GUNICORN_BIND": f"127.0.0.1:{target.port}",
         "GUNICORN_ACCESS_LOG": "",
         "GUNICORN_MAX_REQUESTS": "0",
         # The load generator is one caller sending thousands of requests a second.
         "FAIR_USE_REQUESTS_PER_MINUTE": "0",
     }
     server = subprocess.Popen(
-        [str(Path(PY).parent / "gunicorn"), "openstartup.wsgi"], cwd=ROOT, env=env
+        [str(Path(target.python).parent / "gunicorn"), "openstartup.wsgi"],
+        cwd=target.root,
+        env=env,
     )
     for _ in range(300):
         try:
-            get("/healthz")
+            get("/healthz", target=target)
             return server
         except OSError:
             time.sleep(0.1)
@@ -201,13 +249,13 @@ class Row:
         return f"{self.key} {self.label}"
 
 
-def wrk(wrk_bin: str, row: Row, seconds: int) -> dict:
+def wrk(wrk_bin: str, row: Row, seconds: int, target: Target = CURRENT) -> dict:
     args = [wrk_bin, "-t2", f"-c{CONNECTIONS}", f"-d{seconds}s", "--latency", "--timeout", "10s"]
     for name, value in row.headers.items():
         args += ["-H", f"{name}: {value}"]
     if row.script:
         args += ["-s", str(ROOT / "bench" / row.script)]
-    args.append(BASE + row.path)
+    args.append(target.base + row.path)
     if row.args:
         args += ["--", *row.args]
     out = subprocess.run(args, capture_output=True, text=True, check=True).stdout
@@ -346,35 +394,23 @@ def rows_for(pro_h: dict, free_h: dict, top: str, pools: str) -> list[Row]:
     ]
 
 
-def bench_size(wrk_bin: str, count: int) -> dict:
+def bench_size(wrk_bin: str, count: int, before: Target | None = None) -> dict:
     seed_output = seed(count)
     print(f"   {seed_output}")
-    pro = create_key(count, "bench-pro@example.com", "--plan", "pro", "--name", "bench")
-    # Free plan with an operator allowance override big enough for every request of the run,
-    # so quota accounting stays on the path without running out.
-    free = create_key(
-        count,
-        "bench-free@example.com",
-        "--plan",
-        "free",
-        "--allowance",
-        "2000000000",
-        "--name",
-        "bench",
-    )
-    shell(count, "from quota.models import MonthlyUsage; MonthlyUsage.objects.all().delete()")
-    # Nothing another run left in the shared cache answers this one.
-    shell(count, "from django.core.cache import cache; cache.clear()")
+    pro_h, free_h = bench_keys(count)
     pools = tempfile.mkdtemp(prefix="openstartup-bench-")
     step(f"value pools in {pools}")
     make_pools(count, pools)
-    step(f"gunicorn, 2 workers, {BASE}")
+    step(f"gunicorn, 2 workers, {CURRENT.base}")
     server = start_server(count)
+    old_server, old_rows = None, {}
     try:
-        pro_h, free_h = {"X-API-Key": pro}, {"X-API-Key": free}
         top = get("/api/v1/startups?limit=1", pro_h)["data"][0]["slug"]
         rows = [r for r in rows_for(pro_h, free_h, top, pools) if not ONLY or r.key in ONLY]
         runs: dict[str, list[dict]] = {row.key: [] for row in rows}
+        if before is not None:
+            old_server, old_rows = start_baseline(before, rows)
+        runs_before: dict[str, list[dict]] = {key: [] for key in old_rows}
         # Every row once per round, rounds one after the other: a slow spell of this shared
         # machine then lands on all rows alike instead of on whichever row ran during it.
         for round_number in range(1, ROUNDS + 1):
@@ -383,6 +419,15 @@ def bench_size(wrk_bin: str, count: int) -> dict:
                     for _ in range(3):  # warm: connections, caches
                         get(row.path, row.headers)
                 step(f"{count:,}: round {round_number}/{ROUNDS}, {row.name}")
+                if row.key in old_rows:  # the same row on the baseline, just before
+                    old = old_rows[row.key]
+                    if old.script is None:
+                        for _ in range(3):
+                            get(old.path, old.headers, target=before)
+                    wrk(wrk_bin, old, WARMUP_SECONDS, before)
+                    result = wrk(wrk_bin, old, SECONDS, before)
+                    print(f"   before: {result['rps']:.0f} req/s, p99 {result['p99']:.2f} ms")
+                    runs_before[row.key].append(result)
                 # An unrecorded warm-up at the same load first (worker and connection warm-up,
                 # PostgreSQL's buffers), then the measured run.
                 wrk(wrk_bin, row, WARMUP_SECONDS)
@@ -394,12 +439,15 @@ def bench_size(wrk_bin: str, count: int) -> dict:
                 runs[row.key].append(result)
         rss = worker_rss_mb(server)
     finally:
-        server.terminate()
-        server.wait(timeout=30)
+        for running in (server, old_server):
+            if running is not None:
+                running.terminate()
+                running.wait(timeout=30)
         shutil.rmtree(pools, ignore_errors=True)
     return {
         "rows": rows,
         "results": {row.key: median_run(runs[row.key]) for row in rows},
+        "before": {key: median_run(found) for key, found in runs_before.items() if found},
         "seed": seed_output,
         "rss": rss,
     }
@@ -408,9 +456,9 @@ def bench_size(wrk_bin: str, count: int) -> dict:
 # --- before and after (BENCH_BASELINE) ----------------------------------------------------------
 
 
-def run_baseline(revision: str) -> dict[str, dict]:
-    """That revision's own `make bench` (its rows, its seed, 100,000 startups), in a worktree
-    and venv of its own; its results by row key."""
+def baseline_target(revision: str) -> Target:
+    """That revision in a worktree and venv of its own, on its own database (100,000 startups
+    loaded by its own `seed_demo`, reused when already there)."""
     folder = Path(tempfile.gettempdir()) / f"openstartup-bench-{revision}"
     if not folder.exists():
         step(f"baseline {revision}: worktree {folder}")
@@ -425,26 +473,34 @@ def run_baseline(revision: str) -> dict[str, dict]:
             [str(venv / "bin" / "pip"), "install", "-q", "-r", str(folder / "requirements.txt")],
             check=True,
         )
-    step(f"baseline {revision}: its own bench/run.py")
-    env = {
-        **os.environ,
-        "BENCH_DATABASE_URL": f"{DATABASE_URL}_baseline",
-        "BENCH_PORT": str(PORT + 1),
-    }
-    for name in ("BENCH_ROWS", "BENCH_COUNTS", "BENCH_COUNT", "BENCH_BASELINE"):
-        env.pop(name, None)
-    ensure_database(f"{DATABASE_URL}_baseline")
-    subprocess.run([str(venv / "bin" / "python"), "bench/run.py"], cwd=folder, env=env, check=True)
-    results = {}
-    for line in (folder / "bench" / "results.md").read_text().splitlines():
-        cells = [c.strip() for c in line.strip("|").split("|")]
-        if len(cells) == 8 and re.fullmatch(r"\d[a-z]? .*", cells[0]):
-            results[cells[0].split()[0]] = {
-                "rps": float(cells[2]),
-                "p50": float(cells[3]),
-                "p99": float(cells[4]),
-            }
-    return results
+    target = Target(
+        folder,
+        str(venv / "bin" / "python"),
+        PORT + 1,
+        database=f"{DATABASE_URL}_baseline",
+        prefix=f"openstartup-bench-baseline-{revision}",
+    )
+    count = 100_000
+    step(f"baseline {revision}: database {target.database}")
+    ensure_database(target.database)
+    manage(count, "migrate", "--noinput", target=target)
+    if int(shell(count, SEEDED, target).strip().splitlines()[-1]) != count or RESEED:
+        step(f"baseline {revision}: its seed_demo, {count:,} startups")
+        manage(count, "seed_demo", "--count", str(count), target=target)
+    return target
+
+
+def start_baseline(target: Target, rows: list) -> tuple[subprocess.Popen, dict]:
+    """The baseline's server and its versions of the repeated rows measured here (same
+    paths, its own keys and top slug)."""
+    count = 100_000
+    pro_h, free_h = bench_keys(count, target)
+    step(f"baseline gunicorn, 2 workers, {target.base}")
+    server = start_server(count, target)
+    top = get("/api/v1/startups?limit=1", pro_h, target=target)["data"][0]["slug"]
+    theirs = {row.key: row for row in rows_for(pro_h, free_h, top, "-")}
+    mine = {row.key for row in rows if row.kind == "repeated"}
+    return server, {key: row for key, row in theirs.items() if key in mine}
 
 
 # --- the report --------------------------------------------------------------------------------
@@ -453,18 +509,18 @@ def run_baseline(revision: str) -> dict[str, dict]:
 def main() -> None:
     os.chdir(ROOT)
     wrk_bin = ensure_wrk()
-    baseline = run_baseline(BASELINE) if BASELINE else None
+    before = baseline_target(BASELINE) if BASELINE else None
     sizes = {}
     for count in COUNTS:
-        sizes[count] = bench_size(wrk_bin, count)
-    report(sizes, baseline)
+        sizes[count] = bench_size(wrk_bin, count, before if count == 100_000 else None)
+    report(sizes)
 
 
 def ratio(a: float, b: float) -> float:
     return a / b if b else float("nan")
 
 
-def report(sizes: dict[int, dict], baseline: dict | None) -> None:
+def report(sizes: dict[int, dict]) -> None:
     counts = list(sizes)
     first = sizes[counts[0]]
     rows: list[Row] = first["rows"]
@@ -472,9 +528,11 @@ def report(sizes: dict[int, dict], baseline: dict | None) -> None:
         for count, size in sizes.items():
             for row in rows:
                 r = size["results"][row.key]
+                b = size["before"].get(row.key)
                 print(
                     f"{count:,} {row.name}: {r['rps']:.0f} req/s, p50 {r['p50']:.2f} ms, "
                     f"p99 {r['p99']:.2f} ms, non-2xx {r['non2xx']}"
+                    + (f"; before {b['rps']:.0f} req/s = {r['rps'] / b['rps']:.2f}x" if b else "")
                 )
             print(f"   worker RSS MB: {', '.join(f'{m:.0f}' for m in size['rss'])}")
         return
@@ -486,8 +544,9 @@ def report(sizes: dict[int, dict], baseline: dict | None) -> None:
         "",
         f"Measured {datetime.now(UTC):%Y-%m-%d %H:%M} UTC by `make bench` on {platform.node()}: "
         f"{os.cpu_count()} CPUs (wrk, gunicorn and PostgreSQL share them), Python "
-        f"{platform.python_version()}, PostgreSQL and Redis on loopback, gunicorn 2 sync "
-        f"workers, wrk 2 threads x {CONNECTIONS} connections x {SECONDS} s per row after a "
+        f"{platform.python_version()}, PostgreSQL and Redis on loopback, gunicorn 2 workers "
+        "as gunicorn.conf.py configures them (the threaded worker, 4 threads each), wrk 2 "
+        f"threads x {CONNECTIONS} connections x {SECONDS} s per row after a "
         f"{WARMUP_SECONDS} s unrecorded warm-up, {ROUNDS} rounds over all rows; each figure is "
         "the median over the rounds. Every size was measured in this one sitting.",
         "",
@@ -508,8 +567,8 @@ def report(sizes: dict[int, dict], baseline: dict | None) -> None:
             )
         lines.append(cells)
     lines += targets(sizes)
-    if baseline:
-        lines += before_after(baseline, first["results"], rows, counts[0])
+    if first["before"]:
+        lines += before_after(first["before"], first["results"], rows, counts[0])
     text = "\n".join(lines) + "\n"
     print()
     print(text)
@@ -593,8 +652,10 @@ def before_after(baseline: dict, after: dict, rows: list[Row], count: int) -> li
         "",
         f"## Before and after (repeated rows, {count:,} startups, this sitting)",
         "",
-        f"Before: revision `{BASELINE}` measured by its own `bench/run.py` just before the "
-        "run above, on its own database of the same size.",
+        f"Before: revision `{BASELINE}` (its code, its gunicorn settings, its own database "
+        "of the same size loaded by its `seed_demo`), served beside this one; in every round "
+        "each row ran on it immediately before running here, so both see the same machine. "
+        "Medians over the rounds.",
         "",
         "| Row | before req/s | after req/s | after/before | before p99 ms | after p99 ms |",
         "|---|---:|---:|---:|---:|---:|",
@@ -603,6 +664,8 @@ def before_after(baseline: dict, after: dict, rows: list[Row], count: int) -> li
         if row.key not in baseline:
             continue
         b, a = baseline[row.key], after[row.key]
+        if b["non2xx"]:
+            sys.exit(f"the baseline answered row {row.key} with {b['non2xx']} non-2xx")
         lines.append(
             f"| {row.name} | {b['rps']:.0f} | {a['rps']:.0f} | {ratio(a['rps'], b['rps']):.2f} | "
             f"{b['p99']:.2f} | {a['p99']:.2f} |"

@@ -21,6 +21,7 @@ the deadline plus a moment (at most 2 s more when a reconnect starts just before
 Management commands and the refresh worker are not web requests: no deadline.
 """
 
+import math
 import os
 import socket
 import threading
@@ -74,21 +75,34 @@ class _Watch:
 
 
 class _Watchdog:
-    """One daemon thread per process that fires the watches whose deadline has passed."""
+    """One daemon thread per process that fires the watches whose deadline has passed.
+
+    The thread is woken only when a new deadline is sooner than the time it already sleeps
+    until: every request has the same deadline, so under load it wakes about once per
+    deadline period instead of once per request (waking it on every request cost a quarter
+    of the throughput of the cheapest requests: a thread switch and a GIL hand-off each)."""
 
     def __init__(self) -> None:
         self._cond = threading.Condition()
         self._watches: set[_Watch] = set()
         self._pid: int | None = None
+        self._wake_at = math.inf  # when the thread wakes on its own (inf: only if notified)
+
+    def _plan(self, expires: float) -> None:
+        """Wake the thread if it would sleep past `expires` (call with the lock held)."""
+        if expires < self._wake_at:
+            self._wake_at = expires
+            self._cond.notify()
 
     def arm(self, watch: _Watch) -> None:
         with self._cond:
             if self._pid != os.getpid():  # first use in this (possibly forked) process
                 self._pid = os.getpid()
                 self._watches = set()
+                self._wake_at = math.inf
                 threading.Thread(target=self._run, name="db-deadline", daemon=True).start()
             self._watches.add(watch)
-            self._cond.notify()
+            self._plan(watch.expires)
 
     def disarm(self, watch: _Watch) -> None:
         with self._cond:
@@ -102,6 +116,7 @@ class _Watchdog:
                 self._watches.difference_update(due)
                 if not due:
                     soonest = min((watch.expires for watch in self._watches), default=None)
+                    self._wake_at = math.inf if soonest is None else soonest
                     self._cond.wait(None if soonest is None else soonest - now)
                     continue
             for watch in due:
@@ -126,7 +141,7 @@ def shorten(limit: float) -> None:
     if watch is not None:
         with _watchdog._cond:
             watch.expires = min(watch.expires, time.monotonic() + limit)
-            _watchdog._cond.notify()
+            _watchdog._plan(watch.expires)
 
 
 def remaining() -> float | None:

@@ -18,12 +18,21 @@ def camel_key(key: str) -> str:
     return _SNAKE.sub(lambda match: match.group(1).upper(), key)
 
 
+_LEAVES = frozenset({str, int, float, bool, type(None)})
+
+
 def camelize(value: Any) -> Any:
     """Recursively camelCase dict keys; values (strings included) are left alone."""
+    kind = type(value)
+    if kind in _LEAVES:  # most values: checked first, by exact type
+        return value
     if isinstance(value, dict):
-        return {camel_key(k) if isinstance(k, str) else k: camelize(v) for k, v in value.items()}
+        return {
+            camel_key(k) if isinstance(k, str) else k: v if type(v) in _LEAVES else camelize(v)
+            for k, v in value.items()
+        }
     if isinstance(value, list | tuple):
-        return [camelize(item) for item in value]
+        return [item if type(item) in _LEAVES else camelize(item) for item in value]
     return value
 
 

@@ -9,6 +9,7 @@ never refused). `openapi` on each field is what the OpenAPI document says about 
 import math
 import re
 from datetime import UTC, date, datetime
+from functools import cached_property
 from typing import Any
 
 from django.utils.dateparse import parse_date, parse_datetime
@@ -44,6 +45,24 @@ class LenientField(serializers.Field):
 
     def parse(self, raw: str) -> Any:
         raise NotImplementedError
+
+
+class LenientQuery(serializers.Serializer):
+    """A serializer of lenient query parameters whose fields are bound once per class.
+
+    DRF deep-copies a serializer's declared fields for every instance (a third of the time of
+    a cached list request went there). Lenient fields keep nothing per request (no context, no
+    state set while validating), so every instance of a class shares one bound set.
+    """
+
+    @cached_property
+    def fields(self):
+        cls = type(self)
+        shared = cls.__dict__.get("_shared_fields")
+        if shared is None:
+            shared = serializers.Serializer.fields.func(self)
+            cls._shared_fields = shared
+        return shared
 
 
 class LenientInteger(LenientField):

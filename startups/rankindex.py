@@ -28,6 +28,7 @@ from array import array
 from bisect import bisect_left, bisect_right
 from collections import OrderedDict
 from collections.abc import Iterable
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from heapq import merge
 from itertools import islice
@@ -243,10 +244,13 @@ def build(*, db: str) -> RankIndex:
     index = 0
     # A server-side cursor where the database has one: the rows stream in batches instead of
     # arriving whole (a 1,000,000-row result kept ~100 MB in the worker after the build).
-    # In a transaction, so PostgreSQL streams the cursor instead of materializing it WITH HOLD.
+    # In a transaction on PostgreSQL, so it streams the cursor instead of materializing it
+    # WITH HOLD (not on SQLite: its transactions here take the write lock at once).
     connection = connections[db]
-    with transaction.atomic(using=db), connection.chunked_cursor() as cursor:
-        if connection.vendor == "postgresql":
+    postgresql = connection.vendor == "postgresql"
+    in_transaction = transaction.atomic(using=db) if postgresql else nullcontext()
+    with in_transaction, connection.chunked_cursor() as cursor:
+        if postgresql:
             # Every row is read: plan for all of them (a cursor otherwise gets the plan that
             # returns the first rows soonest, 2.5x slower here).
             with connection.cursor() as settings_cursor:

@@ -30,6 +30,7 @@ from startups.filters import (
     LenientDomain,
     LenientInteger,
     LenientMoney,
+    LenientQuery,
     LenientText,
     LenientTimestamp,
 )
@@ -42,7 +43,7 @@ MAX_FIELDS = 500
 MAX_WARNINGS = 20
 
 
-class StartupFilterSerializer(serializers.Serializer):
+class StartupFilterSerializer(LenientQuery):
     """Query parameters of GET /api/v1/startups. Invalid values are ignored, never errors."""
 
     page = LenientInteger(
@@ -515,7 +516,7 @@ class StartupEnvelopeSerializer(serializers.Serializer):
     data = StartupDetailSerializer()
 
 
-class HistoryFilterSerializer(serializers.Serializer):
+class HistoryFilterSerializer(LenientQuery):
     """Query parameters of GET /api/v1/startups/{slug}/history; invalid dates are ignored."""
 
     # `from` is a Python keyword: declared under its wire name below.

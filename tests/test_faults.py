@@ -258,6 +258,7 @@ class TcpProxy:
         self.delay = 2.0
         self._listener: socket.socket | None = None
         self._sockets: list[socket.socket] = []
+        self.sends = 0  # chunks forwarded to the server: about one per round trip
 
     def start(self) -> None:
         listener = socket.socket()
@@ -291,12 +292,13 @@ class TcpProxy:
                 return
             upstream = socket.create_connection(self.target)
             self._sockets += [client, upstream]
-            for a, b in ((client, upstream), (upstream, client)):
-                threading.Thread(target=self._pipe, args=(a, b), daemon=True).start()
+            for a, b, up in ((client, upstream, True), (upstream, client, False)):
+                threading.Thread(target=self._pipe, args=(a, b, up), daemon=True).start()
 
-    def _pipe(self, source: socket.socket, sink: socket.socket) -> None:
+    def _pipe(self, source: socket.socket, sink: socket.socket, up: bool = False) -> None:
         try:
             while data := source.recv(65536):
+                self.sends += up
                 while self.mode == "hang":
                     time.sleep(0.05)
                 if self.mode == "slow":
@@ -711,3 +713,67 @@ def test_after_a_redis_failure_requests_stop_waiting_on_redis_for_a_while(settin
         assert timed_get() >= 0.2  # half-open: one call tries Redis again
     finally:
         silent.close()
+
+
+def test_the_deadline_thread_is_not_woken_by_every_request_yet_fires_a_sooner_deadline():
+    """Every request arms a deadline; waking the watchdog thread for each one cost a thread
+    switch per request (a quarter of the cheapest requests' throughput). Only a deadline
+    sooner than the one the thread sleeps until wakes it."""
+    from openstartup.dbdeadline import _Watch, _Watchdog
+
+    class Unconnected:
+        connection = None
+
+    watchdog = _Watchdog()
+    wakes = []
+    notify = watchdog._cond.notify
+    watchdog._cond.notify = lambda *args: (wakes.append(1), notify(*args))
+    for _ in range(500):  # 500 requests, each with the usual deadline
+        watch = _Watch(time.monotonic() + 5, Unconnected())
+        watchdog.arm(watch)
+        watchdog.disarm(watch)
+    assert len(wakes) <= 2
+    soon = _Watch(time.monotonic() + 0.05, Unconnected())
+    watchdog.arm(soon)
+    waited = time.monotonic()
+    while not soon.expired and time.monotonic() - waited < 3:
+        time.sleep(0.01)
+    assert soon.expired
+
+
+@pytest.mark.skipif(not ON_POSTGRES, reason="needs PostgreSQL (DATABASE_URL)")
+@pytest.mark.django_db(transaction=True)
+def test_a_cached_answer_is_one_round_trip_and_a_killed_kept_connection_is_replaced():
+    """The generation-token query is also the request's connection health check: a cached
+    /api/ai answer is one round trip to PostgreSQL (Django's CONN_HEALTH_CHECKS alone sends
+    `SELECT 1` first, a second round trip on every request), and a kept connection that the
+    server dropped between requests is still replaced without an error."""
+    make_ai_startup(name="Kept", slug="kept", mrr=10)
+    db = connection.settings_dict
+    proxy = TcpProxy((db["HOST"] or "127.0.0.1", int(db["PORT"] or 5432)))
+    proxy.start()
+    env = {
+        "DATABASE_URL": f"postgres://{db['USER']}@127.0.0.1:{proxy.port}/{db['NAME']}",
+        "READ_CACHE_SECONDS": "300",
+        "GUNICORN_ACCESS_LOG": "",
+        "LOG_LEVEL": "CRITICAL",
+    }
+    try:
+        with gunicorn_server(env) as port:
+            for _ in range(3):  # the answer is cached, the connection kept
+                assert http_get(port, "/api/ai/discovery")[0] == 200
+            before = proxy.sends
+            for _ in range(40):
+                assert http_get(port, "/api/ai/discovery")[0] == 200
+            assert proxy.sends - before <= 40  # one round trip each: the tokens
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                    "WHERE datname = %s AND pid <> pg_backend_pid()",
+                    [db["NAME"]],
+                )
+            time.sleep(0.2)
+            for _ in range(3):
+                assert http_get(port, "/api/ai/discovery")[0] == 200
+    finally:
+        proxy.stop()

@@ -89,3 +89,44 @@ def test_the_gunicorn_config_bounds_request_sizes_and_uses_the_threaded_worker()
     assert config["limit_request_line"] == "8190"
     assert config["limit_request_field_size"] == "8190"
     assert config["logger_class"] == "openstartup.accesslog.RedactingLogger"
+
+
+def _keepalive_answers(port: int, count: int) -> list[bytes]:
+    """Send `count` requests one after the other on one kept-alive connection; the head of
+    each answer, until the server closes the connection."""
+    conn = socket.create_connection(("127.0.0.1", port), timeout=10)
+    heads, buffer = [], b""
+    try:
+        for _ in range(count):
+            conn.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            while b"\r\n\r\n" not in buffer:
+                chunk = conn.recv(65536)
+                if not chunk:
+                    return heads
+                buffer += chunk
+            head, _, rest = buffer.partition(b"\r\n\r\n")
+            length = int(
+                next(
+                    line.split(b":", 1)[1]
+                    for line in head.split(b"\r\n")
+                    if line.lower().startswith(b"content-length:")
+                )
+            )
+            while len(rest) < length:
+                rest += conn.recv(65536)
+            heads.append(head.lower())
+            buffer = rest[length:]
+    finally:
+        conn.close()
+    return heads
+
+
+def test_a_kept_alive_connection_is_closed_after_its_request_cap_so_workers_share_clients():
+    # A connection stays with the worker that accepted it; after GUNICORN_KEEPALIVE_REQUESTS
+    # answers the client reconnects and whichever worker is free takes it.
+    with gunicorn_server({**QUIET, "GUNICORN_KEEPALIVE_REQUESTS": "5"}) as port:
+        heads = _keepalive_answers(port, 8)
+    assert len(heads) == 5  # the server closed the connection after the fifth answer
+    assert all(b"connection: keep-alive" in head for head in heads[:4])
+    assert b"connection: close" in heads[4]
+    assert all(head.startswith(b"http/1.1 200") for head in heads)
