@@ -25,6 +25,8 @@ from mcpserver.arguments import (
     WholeDollars,
     input_schema,
 )
+from openstartup import readcache
+from openstartup.formats import site_url
 from startups.history import revenue_history
 from startups.selectors import ai_enabled_startups, ai_startup_get, ai_startup_list
 
@@ -174,8 +176,12 @@ class RevenueArguments(ToolArguments):
         return attrs
 
 
+# Tool results are kept under the data token (call_tool): what fills them reads the primary.
+_DB = readcache.PRIMARY
+
+
 def _matches(request: HttpRequest, **filters: Any) -> dict:
-    startups = ai_startup_list(**filters)
+    startups = ai_startup_list(**filters, db=_DB)
     data = AiMatchSerializer(startups, many=True, context={"request": request}).data
     return {"count": len(data), "startups": data}
 
@@ -185,7 +191,7 @@ def _search_startups(request: HttpRequest, args: dict) -> dict:
 
 
 def _get_startup(request: HttpRequest, args: dict) -> dict:
-    startup = ai_startup_get(slug=args["slug"])
+    startup = ai_startup_get(slug=args["slug"], db=_DB)
     if startup is None:
         raise ToolError(
             f"No AI-enabled startup has slug '{args['slug']}'. "
@@ -207,7 +213,7 @@ def _by_industry(request: HttpRequest, args: dict) -> dict:
 
 
 def _history(request: HttpRequest, args: dict) -> dict:
-    startup = ai_enabled_startups().filter(slug=args["slug"]).first()
+    startup = ai_enabled_startups(db=_DB).filter(slug=args["slug"]).first()
     if startup is None:
         raise ToolError(
             f"No AI-enabled startup has slug '{args['slug']}'. "
@@ -354,13 +360,20 @@ def call_tool(name: str, arguments: Any, *, request: HttpRequest) -> dict:
     args = tool.arguments(data={} if arguments is None else arguments)
     if not args.is_valid():
         return _text_result(_error_text(args.errors), is_error=True)
-    try:
+
+    def build() -> dict:
         structured = tool.handler(request, dict(args.validated_data))
+        result = _text_result(orjson.dumps(structured).decode(), is_error=False)
+        result["structuredContent"] = structured
+        return result
+
+    # The same answer for every caller of the same tool and arguments on this site, kept
+    # like the /api/ai answers: a write shows on the next call, on every surface at once.
+    identity = {"site": site_url(request), "tool": name, "arguments": args.validated_data}
+    try:
+        return readcache.ai_result(identity=identity, build=build)
     except ToolError as error:
         return _text_result(str(error), is_error=True)
-    result = _text_result(orjson.dumps(structured).decode(), is_error=False)
-    result["structuredContent"] = structured
-    return result
 
 
 def server_instructions() -> str:

@@ -618,6 +618,26 @@ def ai_answer(*, identity: dict, build: Callable[[], Any]) -> dict:
     return entry
 
 
+_AI_RESULTS = LocalCache("data", max_entries=1_000)
+
+
+def ai_result(*, identity: dict, build: Callable[[], Any]) -> Any:
+    """What `build` returns for `identity` (an MCP tool's result: site, tool, arguments),
+    kept in this process under the data token and for AI_CACHE_SECONDS at most, like the
+    /api/ai answers. A failed build (an exception) is not kept. The value is shared: callers
+    must not change it."""
+    raw = orjson.dumps(identity, option=orjson.OPT_SORT_KEYS, default=str)
+    found, token = _AI_RESULTS.lookup([raw])
+    entry = found.get(raw)
+    now = time.time()
+    if entry is not None and entry[0] + settings.AI_CACHE_SECONDS > now:
+        return entry[1]
+    value = build()
+    if token is not None:
+        _AI_RESULTS.put(raw, (now, value), token)
+    return value
+
+
 def clear_local() -> None:
     """Forget this process's copies (tests: what a new token or expiry does)."""
     for local in LocalCache.instances:

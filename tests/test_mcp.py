@@ -13,7 +13,7 @@ from mcp.shared.exceptions import MCPError
 
 from mcpserver.protocol import HANDSHAKE_VERSIONS
 from quota.models import MonthlyUsage
-from startups.models import RevenueSnapshot
+from startups.models import RevenueSnapshot, Startup
 from tests.caches import clear_caches
 from tests.factories import make_ai_startup, make_founder, make_social, make_verification
 
@@ -416,9 +416,26 @@ def test_arguments_may_be_omitted(client, dataset):
     ],
 )
 def test_tool_query_counts_are_pinned(client, dataset, django_assert_num_queries, name, queries):
-    with django_assert_num_queries(queries):
+    # One more: the request reads the generation tokens (openstartup/readcache.py).
+    with django_assert_num_queries(queries + 1):
         result = call_tool(client, name, GOOD_CALLS[name])
     assert result["isError"] is False
+    # The same call again is answered from the result kept under the data token.
+    with django_assert_num_queries(1):
+        assert call_tool(client, name, GOOD_CALLS[name]) == result
+
+
+def test_a_write_shows_in_the_next_tool_call(client, dataset):
+    def acme_mrr() -> int:
+        found = call_tool(client, "search_startups", {"query": "acme"})["structuredContent"]
+        return next(s["revenue"]["mrr"] for s in found["startups"] if s["slug"] == "acme")
+
+    before = acme_mrr()
+    assert acme_mrr() == before  # kept
+    startup = Startup.objects.get(slug="acme")
+    startup.mrr = before + 1234
+    startup.save()
+    assert acme_mrr() == before + 1234
 
 
 # --- JSON-RPC protocol errors ---
