@@ -5,6 +5,7 @@ is the application's own TRUSTED_PROXIES, so gunicorn believes X-Forwarded-Proto
 the peers whose X-Forwarded-For the quota code believes.
 """
 
+import gc
 import ipaddress
 import multiprocessing
 import os
@@ -63,6 +64,13 @@ limit_request_fields = 100
 # so two copies of the service on one machine (two checkouts, tests, CI) would share it and
 # the second would take over the first's. The service needs no control socket: off.
 control_socket_disable = True
+
+
+def post_worker_init(worker) -> None:
+    """The application is loaded: move everything it allocated so far (Django, the URL
+    conf, the serializers: some 120,000 objects) out of the garbage collector's reach, so a
+    full collection walks only what requests leave behind (the copies kept per process)."""
+    gc.freeze()
 
 
 def when_ready(server) -> None:

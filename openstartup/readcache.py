@@ -42,6 +42,7 @@ from django.core import signals as core_signals
 from django.core.cache import cache
 from django.db import InterfaceError, OperationalError
 from django.db import connections as db_connections
+from django.db.models import QuerySet, Subquery
 from django.db.models.base import ModelState
 from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
@@ -473,7 +474,7 @@ def _page_from_index(
             _fetch_term_later(index, token, filters.q)
         return None
     total = index.total(filters, subsets)
-    more = None
+    more, seen = None, None  # seen: the data token the page's ids were read under
     if after is not None and limit <= 0:
         ids, more = [], False
     elif after is not None and filters.sort == selectors.DEFAULT_SORT:
@@ -484,7 +485,7 @@ def _page_from_index(
         ordered = selectors.startups_after(
             selectors.startup_list(filters=filters).using(PRIMARY), after
         )
-        ids = list(ordered.values_list("id", flat=True)[: limit + 1])
+        ids, seen = _ids_with_token(ordered, 0, limit + 1)
         more, ids, asked_sql = len(ids) > limit, ids[:limit], True
     elif limit <= 0 or offset >= total:
         return StartupPage(startups=[], total=total)
@@ -492,15 +493,26 @@ def _page_from_index(
         ids = index.default_order_ids(filters, subsets, offset, limit)
     else:
         ordered = selectors.startup_list(filters=filters).using(PRIMARY)
-        ids = list(ordered.values_list("id", flat=True)[offset : offset + limit])
+        ids, seen = _ids_with_token(ordered, offset, offset + limit)
         asked_sql = True
-    if asked_sql and _read_tokens().get("data") != token:
+    if asked_sql and (seen or _read_tokens().get("data")) != token:
         if filters.q:
             index.forget_term(filters.q)
         return None  # a write committed meanwhile: the ids may be newer than the index
     ranks = index.ranks(filters, subsets, ids)
     startups = _ranked_rows(ids, [ranks[startup_id] for startup_id in ids])
     return StartupPage(startups=startups, total=total, more=more)
+
+
+def _ids_with_token(ordered: QuerySet, start: int, stop: int) -> tuple[list[int], str | None]:
+    """The ids of `ordered[start:stop]` and the data token, read by one statement, so from
+    one snapshot: the ids are of the data that token names (a second query for the token
+    was a second round trip on every page in another order than the default one). None for
+    the token when the slice is empty."""
+    token = Generation.objects.filter(kind="data").values("token")[:1]
+    rows = ordered.annotate(data_token=Subquery(token)).values_list("id", "data_token")
+    found = list(rows[start:stop])
+    return [startup_id for startup_id, _ in found], (found[0][1] if found else None)
 
 
 def _ranked_rows(ids: list[int], ranks: list[int | None]) -> list[Startup]:
@@ -640,17 +652,18 @@ _AI_RESULTS = LocalCache("data", max_entries=1_000)
 def ai_result(*, identity: dict, build: Callable[[], Any]) -> Any:
     """What `build` returns for `identity` (an MCP tool's result: site, tool, arguments),
     kept in this process under the data token and for AI_CACHE_SECONDS at most, like the
-    /api/ai answers. A failed build (an exception) is not kept. The value is shared: callers
-    must not change it."""
+    /api/ai answers; a failed build (an exception) is not kept. Kept as JSON bytes and read
+    back per call: a thousand kept results as nested dicts were a quarter of a million objects
+    for every full garbage collection to walk (p99 pauses over 100 ms on every other row)."""
     raw = orjson.dumps(identity, option=orjson.OPT_SORT_KEYS, default=str)
     found, token = _AI_RESULTS.lookup([raw])
     entry = found.get(raw)
     now = time.time()
     if entry is not None and entry[0] + settings.AI_CACHE_SECONDS > now:
-        return entry[1]
+        return orjson.loads(entry[1])
     value = build()
     if token is not None:
-        _AI_RESULTS.put(raw, (now, value), token)
+        _AI_RESULTS.put(raw, (now, orjson.dumps(value)), token)
     return value
 
 

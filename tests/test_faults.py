@@ -313,6 +313,14 @@ class TcpProxy:
                 pass
 
 
+def proxied_database() -> tuple[TcpProxy, str]:
+    """A started TcpProxy in front of the test database, and the DATABASE_URL through it."""
+    db = connection.settings_dict
+    proxy = TcpProxy((db["HOST"] or "127.0.0.1", int(db["PORT"] or 5432)))
+    proxy.start()
+    return proxy, f"postgres://{db['USER']}@127.0.0.1:{proxy.port}/{db['NAME']}"
+
+
 def http_call(port: int, path: str, headers: dict[str, str] | None = None) -> tuple:
     """GET from a local server: (status, JSON body, seconds taken, response headers)."""
     started = time.monotonic()
@@ -367,10 +375,7 @@ def test_postgresql_going_away_gives_503_and_service_resumes_without_a_restart()
     """gunicorn reaches PostgreSQL through a TCP proxy we stop and start: the real server,
     which others use, is never touched."""
     make_startup(name="Survivor", mrr=77)
-    db = connection.settings_dict
-    proxy = TcpProxy((db["HOST"] or "127.0.0.1", int(db["PORT"] or 5432)))
-    proxy.start()
-    url = f"postgres://{db['USER']}@127.0.0.1:{proxy.port}/{db['NAME']}"
+    proxy, url = proxied_database()
     env = {
         "DATABASE_URL": url,
         "DB_CONNECT_TIMEOUT": "2",
@@ -529,12 +534,10 @@ def test_revoke_api_key_says_so_and_fails_when_it_could_not_revoke():
 @pytest.mark.django_db(transaction=True)
 def test_a_hung_or_slow_database_gives_503_within_the_deadline_and_healthz_answers():
     make_startup(name="Patient", mrr=5)
-    db = connection.settings_dict
-    proxy = TcpProxy((db["HOST"] or "127.0.0.1", int(db["PORT"] or 5432)))
-    proxy.start()
+    proxy, url = proxied_database()
     deadline = 2
     env = {
-        "DATABASE_URL": f"postgres://{db['USER']}@127.0.0.1:{proxy.port}/{db['NAME']}",
+        "DATABASE_URL": url,
         "DB_REQUEST_DEADLINE_SECONDS": str(deadline),
         "DB_CONNECT_TIMEOUT": "3",
         "REDIS_URL": "",
@@ -617,11 +620,9 @@ def test_a_worker_killed_before_answering_charges_nothing(tmp_path):
     for n in range(3):
         make_startup(name=f"Row {n}", mrr=10 + n)
     account_key, raw = make_api_key()
-    db = connection.settings_dict
-    proxy = TcpProxy((db["HOST"] or "127.0.0.1", int(db["PORT"] or 5432)))
-    proxy.start()
+    proxy, url = proxied_database()
     env = {
-        "DATABASE_URL": f"postgres://{db['USER']}@127.0.0.1:{proxy.port}/{db['NAME']}",
+        "DATABASE_URL": url,
         "DB_REQUEST_DEADLINE_SECONDS": "0",
         "QUOTA_HOLD_SECONDS": "2",
         "REDIS_URL": "",
@@ -749,11 +750,9 @@ def test_a_cached_answer_is_one_round_trip_and_a_killed_kept_connection_is_repla
     `SELECT 1` first, a second round trip on every request), and a kept connection that the
     server dropped between requests is still replaced without an error."""
     make_ai_startup(name="Kept", slug="kept", mrr=10)
-    db = connection.settings_dict
-    proxy = TcpProxy((db["HOST"] or "127.0.0.1", int(db["PORT"] or 5432)))
-    proxy.start()
+    proxy, url = proxied_database()
     env = {
-        "DATABASE_URL": f"postgres://{db['USER']}@127.0.0.1:{proxy.port}/{db['NAME']}",
+        "DATABASE_URL": url,
         "READ_CACHE_SECONDS": "300",
         "GUNICORN_ACCESS_LOG": "",
         "LOG_LEVEL": "CRITICAL",
@@ -770,7 +769,7 @@ def test_a_cached_answer_is_one_round_trip_and_a_killed_kept_connection_is_repla
                 cursor.execute(
                     "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
                     "WHERE datname = %s AND pid <> pg_backend_pid()",
-                    [db["NAME"]],
+                    [connection.settings_dict["NAME"]],
                 )
             time.sleep(0.2)
             for _ in range(3):
