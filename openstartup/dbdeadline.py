@@ -78,9 +78,10 @@ class _Watchdog:
     """One daemon thread per process that fires the watches whose deadline has passed.
 
     The thread is woken only when a new deadline is sooner than the time it already sleeps
-    until: every request has the same deadline, so under load it wakes about once per
-    deadline period instead of once per request (waking it on every request cost a quarter
-    of the throughput of the cheapest requests: a thread switch and a GIL hand-off each)."""
+    until, and it never sleeps longer than one deadline period: every request has the same
+    deadline, so it wakes about once per period instead of once per request (waking it on
+    every request cost a quarter of the throughput of the cheapest requests: a thread switch
+    and a GIL hand-off each)."""
 
     def __init__(self) -> None:
         self._cond = threading.Condition()
@@ -116,8 +117,10 @@ class _Watchdog:
                 self._watches.difference_update(due)
                 if not due:
                     soonest = min((watch.expires for watch in self._watches), default=None)
-                    self._wake_at = math.inf if soonest is None else soonest
-                    self._cond.wait(None if soonest is None else soonest - now)
+                    # With nothing armed, wake after one deadline period anyway: a request
+                    # armed from now on expires later than that, so it need not wake us.
+                    self._wake_at = now + max(seconds(), 1) if soonest is None else soonest
+                    self._cond.wait(self._wake_at - now)
                     continue
             for watch in due:
                 watch.fire()
