@@ -367,11 +367,12 @@ def call_tool(name: str, arguments: Any, *, request: HttpRequest) -> dict:
         result["structuredContent"] = structured
         return result
 
-    # The same answer for every caller of the same tool and arguments on this site, kept
-    # like the /api/ai answers: a write shows on the next call, on every surface at once.
+    # The same answer for every caller of the same tool and arguments on this site, kept as
+    # the /api/ai answers are (JSON bytes under the data token): a write shows on the next
+    # call, on every surface at once. A ToolError is never kept.
     identity = {"site": site_url(request), "tool": name, "arguments": args.validated_data}
     try:
-        return readcache.ai_result(identity=identity, build=build)
+        return orjson.loads(readcache.ai_answer(identity=identity, build=build)["body"])
     except ToolError as error:
         return _text_result(str(error), is_error=True)
 

@@ -346,16 +346,8 @@ class _RankIndexCopy:
         self.lock = threading.Lock()
 
     @property
-    def token(self) -> str | None:
-        return None if self.built is None else self.built[0]
-
-    @property
     def index(self) -> rankindex.RankIndex | None:
         return None if self.built is None else self.built[1]
-
-    def get(self) -> rankindex.RankIndex | None:
-        found = self.current()
-        return None if found is None else found[1]
 
     def current(self) -> tuple[str, rankindex.RankIndex] | None:
         """(token, index) when an index of the current data is ready, else None (a build
@@ -627,9 +619,10 @@ _AI_ANSWERS = LocalCache("data", max_entries=1_000)
 
 def ai_answer(*, identity: dict, build: Callable[[], Any]) -> dict:
     """{"body": JSON bytes, "etag": strong validator, "built": epoch seconds} for the answer
-    named by `identity` (site, path, filters), built by `build` on a miss (read the primary)."""
+    named by `identity` (site, path and filters; or site, MCP tool and arguments), built by
+    `build` on a miss (read the primary); what `build` raises is never kept."""
     seconds = settings.AI_CACHE_SECONDS
-    raw = orjson.dumps(identity, option=orjson.OPT_SORT_KEYS)
+    raw = orjson.dumps(identity, option=orjson.OPT_SORT_KEYS, default=str)
     found, token = _AI_ANSWERS.lookup([raw])
     entry = found.get(raw)
     now = time.time()
@@ -644,27 +637,6 @@ def ai_answer(*, identity: dict, build: Callable[[], Any]) -> dict:
     if token is not None:
         _AI_ANSWERS.put(raw, entry, token)
     return entry
-
-
-_AI_RESULTS = LocalCache("data", max_entries=1_000)
-
-
-def ai_result(*, identity: dict, build: Callable[[], Any]) -> Any:
-    """What `build` returns for `identity` (an MCP tool's result: site, tool, arguments),
-    kept in this process under the data token and for AI_CACHE_SECONDS at most, like the
-    /api/ai answers; a failed build (an exception) is not kept. Kept as JSON bytes and read
-    back per call: a thousand kept results as nested dicts were a quarter of a million objects
-    for every full garbage collection to walk (p99 pauses over 100 ms on every other row)."""
-    raw = orjson.dumps(identity, option=orjson.OPT_SORT_KEYS, default=str)
-    found, token = _AI_RESULTS.lookup([raw])
-    entry = found.get(raw)
-    now = time.time()
-    if entry is not None and entry[0] + settings.AI_CACHE_SECONDS > now:
-        return orjson.loads(entry[1])
-    value = build()
-    if token is not None:
-        _AI_RESULTS.put(raw, (now, orjson.dumps(value)), token)
-    return value
 
 
 def clear_local() -> None:

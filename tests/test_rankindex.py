@@ -156,16 +156,17 @@ def test_a_slow_build_runs_in_the_background_while_sql_answers(settings, why):
     else:
         settings.RANK_INDEX_INLINE_SECONDS = -1  # every build counts as slow
         copy.build_seconds = 1.0  # as after a slow build
-    assert copy.get() is None  # stale: the SQL path answers while a thread builds
+    assert copy.current() is None  # stale: the SQL path answers while a thread builds
     for _ in range(200):
         if copy.index is not None and not copy.building:
             break
         time.sleep(0.05)
-    index = copy.get()
-    assert index is not None
+    built = copy.current()
+    assert built is not None
+    token, index = built
     expected = selectors.startup_page(filters=filters, offset=0, limit=10)
     from_index = readcache._page_from_index(
-        index, copy.token, filters=filters, offset=0, limit=10, after=None
+        index, token, filters=filters, offset=0, limit=10, after=None
     )
     assert summary(from_index) == summary(expected)
 
@@ -178,11 +179,11 @@ def test_a_large_dataset_fetches_a_new_term_in_the_background(settings):
     filters = StartupFilters(q="alpha", sort="name-asc")
     copy = readcache.RANK_INDEX
     for _ in range(200):  # the first build, in the background
-        if (index := copy.get()) is not None:
+        if (built := copy.current()) is not None:
             break
         time.sleep(0.05)
-    token = copy.token
-    assert index is not None
+    assert built is not None
+    token, index = built
     # A term never asked: the SQL path answers (None) while a thread fetches its places.
     kwargs = dict(filters=filters, offset=0, limit=5, after=None)
     assert readcache._page_from_index(index, token, **kwargs) is None
