@@ -483,6 +483,8 @@ def _page_from_index(
         return StartupPage(startups=[], total=total)
     elif filters.sort == selectors.DEFAULT_SORT:
         ids = index.default_order_ids(filters, subsets, offset, limit)
+    elif filters.sort == "mrr-asc":
+        ids = index.ascending_ids(filters, subsets, offset, limit)
     else:
         ordered = selectors.startup_list(filters=filters).using(PRIMARY)
         ids, seen = _ids_with_token(ordered, offset, offset + limit)

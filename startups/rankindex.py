@@ -17,7 +17,9 @@ instead:
 
 An MRR range's startups are the contiguous slice [lo, hi) of `ids`, so its total is `hi - lo`
 and a startup's rank in it is its place minus `lo`; with a category or a term, the same counts
-are taken in the matching sorted places. The structure is exact for the data it was
+are taken in the matching sorted places. Pages in the default order and in ascending MRR (the
+same groups of equal MRR, read from the last one back) are walked here too; the other orders
+walk their own index in SQL for the page's ids. The structure is exact for the data it was
 built from; openstartup/readcache.py keeps one per process under the data token and never uses
 an old one (the SQL path answers while a new one is built).
 """
@@ -31,7 +33,7 @@ from collections.abc import Iterable
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from heapq import merge
-from itertools import islice
+from itertools import chain, islice
 
 from django.db import connections, transaction
 from django.db.models import Q
@@ -137,6 +139,56 @@ class RankIndex:
         within = (p for p in places if p < hi)
         return [self.ids[p] for p in islice(within, offset, offset + limit)]
 
+    def ascending_ids(
+        self, filters: StartupFilters, subsets: Subsets, offset: int, limit: int
+    ) -> list[int]:
+        """The ids of one page in `mrr-asc` order (`mrr ASC NULLS LAST, lower(name), slug`):
+        the default order's groups of equal MRR taken from the last one back, each group in
+        its own (name, slug) order, then the startups without MRR as the default order has
+        them."""
+        lo, hi = self.span(filters)
+        top = min(hi, self.ranked)  # ranked places are [lo, top), unranked [ranked, hi)
+        if subsets is None:
+            places = self._ascending_span(lo, top, offset, limit)
+            skip = max(0, offset - max(0, top - lo))
+            first = max(lo, self.ranked) + skip
+            places.extend(range(first, min(hi, first + limit - len(places))))
+            return [self.ids[p] for p in places]
+        descending = [_backwards(places, lo, top) for places in subsets]
+        unranked = [
+            islice(places, bisect_left(places, max(lo, self.ranked)), bisect_left(places, hi))
+            for places in subsets
+        ]
+        ranked = self._groups_in_order(merge(*descending, reverse=True))
+        ordered = chain(ranked, merge(*unranked))
+        return [self.ids[p] for p in islice(ordered, offset, offset + limit)]
+
+    def _ascending_span(self, lo: int, top: int, offset: int, limit: int) -> list[int]:
+        """Places `offset` to `offset + limit` of the ranked span [lo, top) in ascending MRR:
+        the k-th one is in the group of the place `top - 1 - k`, found by binary search."""
+        places: list[int] = []
+        k = offset
+        while len(places) < limit and k < top - lo:
+            value = self.neg_mrr[top - 1 - k]
+            group_lo = max(lo, bisect_left(self.neg_mrr, value, lo, top))
+            group_hi = bisect_right(self.neg_mrr, value, lo, top)
+            start = group_lo + k - (top - group_hi)
+            take = min(group_hi - start, limit - len(places))
+            places.extend(range(start, start + take))
+            k += take
+        return places
+
+    def _groups_in_order(self, descending: Iterable[int]) -> Iterable[int]:
+        """Ranked places walked from the last one back, with each run of equal MRR turned
+        back into the default order's (name, slug) order."""
+        group: list[int] = []
+        for place in descending:
+            if group and self.neg_mrr[place] != self.neg_mrr[group[0]]:
+                yield from reversed(group)
+                group = []
+            group.append(place)
+        yield from reversed(group)
+
     def subsets(
         self, filters: StartupFilters, *, db: str, fetch_terms: bool = True
     ) -> Subsets | bool:
@@ -199,6 +251,12 @@ class RankIndex:
             .exclude(after_name(after, descending=False))
         )
         return before + not_after.count()
+
+
+def _backwards(places: array, lo: int, hi: int) -> Iterable[int]:
+    """The sorted `places` within [lo, hi), largest first."""
+    first, stop = bisect_left(places, lo), bisect_left(places, hi)
+    return (places[i] for i in range(stop - 1, first - 1, -1))
 
 
 def _count(places: array, lo: int, hi: int) -> int:
