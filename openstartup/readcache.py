@@ -256,12 +256,6 @@ def saves_only_last_login(update_fields: Any) -> bool:
     return update_fields is not None and set(update_fields) <= {"last_login"}
 
 
-@receiver(post_save, sender=ApiKey, dispatch_uid="readcache-flush-auth-key")
-@receiver(post_delete, sender=ApiKey, dispatch_uid="readcache-flush-auth-key-delete")
-@receiver(post_save, sender=Subscription, dispatch_uid="readcache-flush-auth-subscription")
-@receiver(post_delete, sender=Subscription, dispatch_uid="readcache-flush-auth-sub-delete")
-@receiver(post_save, sender=User, dispatch_uid="readcache-flush-auth-user")
-@receiver(post_delete, sender=User, dispatch_uid="readcache-flush-auth-user-delete")
 def flush_auth(sender: type, update_fields=None, created=False, **kwargs: Any) -> None:
     """Key, subscription and account changes: key records are stale everywhere."""
     if sender is ApiKey and created:
@@ -271,21 +265,25 @@ def flush_auth(sender: type, update_fields=None, created=False, **kwargs: Any) -
     bump("auth")
 
 
-@receiver(post_save, sender=Startup, dispatch_uid="readcache-flush-data-startup")
-@receiver(post_save, sender=Founder, dispatch_uid="readcache-flush-data-founder")
-@receiver(post_save, sender=Social, dispatch_uid="readcache-flush-data-social")
-@receiver(post_save, sender=Verification, dispatch_uid="readcache-flush-data-verification")
-@receiver(post_save, sender=MonthlyRevenue, dispatch_uid="readcache-flush-data-revenue")
-@receiver(post_save, sender=RevenueSnapshot, dispatch_uid="readcache-flush-data-snapshot")
-# A failed sync saves its connection: the `status` every surface shows changes.
-@receiver(post_save, sender=ProviderConnection, dispatch_uid="readcache-flush-data-connection")
-@receiver(post_save, sender=User, dispatch_uid="readcache-flush-data-user")
 def flush_data(sender: type, update_fields=None, created=False, **kwargs: Any) -> None:
     """Writes that change what the startups' surfaces show (an owner's verification shows on
     their startups, hence User): profiles, list pages and AI answers are stale everywhere."""
     if sender is User and (created or saves_only_last_login(update_fields)):
         return  # a new account owns nothing yet; a sign-in changes nothing shown
     bump("data")
+
+
+# What each kind's copies are made from: a save of one of these (for keys, a deletion too)
+# replaces the kind's token.
+AUTH_MODELS = (ApiKey, Subscription, User)
+DATA_MODELS = (Startup, Founder, Social, Verification, MonthlyRevenue, RevenueSnapshot, User)
+# A failed sync saves its connection and nothing else: the `status` every surface shows changes.
+DATA_MODELS += (ProviderConnection,)
+for model in AUTH_MODELS:
+    post_save.connect(flush_auth, sender=model, dispatch_uid=f"readcache-auth-{model.__name__}")
+    post_delete.connect(flush_auth, sender=model, dispatch_uid=f"readcache-auth-x-{model.__name__}")
+for model in DATA_MODELS:
+    post_save.connect(flush_data, sender=model, dispatch_uid=f"readcache-data-{model.__name__}")
 
 
 # The cached reads. Each keeps its per-process copies here; the queries are plain selectors,

@@ -57,15 +57,19 @@ from startups.serializers import (
     verification_of,
 )
 
+# The OpenAPI examples: one startup, as the list and the detail show it.
+_EXAMPLE_IDENTITY = {
+    "name": "Acme Analytics",
+    "slug": "acme-analytics",
+    "icon": None,
+    "description": "Product analytics for small teams",
+    "website": "https://acme.example",
+    "category": "Analytics",
+}
 _LIST_EXAMPLE = {
     "data": [
         {
-            "name": "Acme Analytics",
-            "slug": "acme-analytics",
-            "icon": None,
-            "description": "Product analytics for small teams",
-            "website": "https://acme.example",
-            "category": "Analytics",
+            **_EXAMPLE_IDENTITY,
             "founder_name": "Ada Example",
             "revenue": {
                 "mrr": 4200,
@@ -97,12 +101,7 @@ _LIST_EXAMPLE = {
 }
 _DETAIL_EXAMPLE = {
     "data": {
-        "name": "Acme Analytics",
-        "slug": "acme-analytics",
-        "icon": None,
-        "description": "Product analytics for small teams",
-        "website": "https://acme.example",
-        "category": "Analytics",
+        **_EXAMPLE_IDENTITY,
         "business_type": "B2B",
         "founded": 2021,
         "country": "Germany",
@@ -146,9 +145,13 @@ _DETAIL_EXAMPLE = {
 _SLUG = OpenApiParameter("slug", str, OpenApiParameter.PATH, description="The startup's slug.")
 
 
-class StartupListView(QuotaHeadersMixin, DocumentedOptions, APIView):
+class RestView(QuotaHeadersMixin, DocumentedOptions, APIView):
+    """A /api/v1 endpoint: camelCase JSON, the quota headers, documented OPTIONS."""
+
     renderer_classes = [CamelCaseJSONRenderer]
 
+
+class StartupListView(RestView):
     @rest_operation(
         operation_id="listStartups",
         summary="List startups",
@@ -196,9 +199,7 @@ class StartupListView(QuotaHeadersMixin, DocumentedOptions, APIView):
         )
 
 
-class StartupDetailView(QuotaHeadersMixin, DocumentedOptions, APIView):
-    renderer_classes = [CamelCaseJSONRenderer]
-
+class StartupDetailView(RestView):
     @rest_operation(
         operation_id="getStartup",
         summary="One startup",
@@ -231,9 +232,7 @@ class StartupDetailView(QuotaHeadersMixin, DocumentedOptions, APIView):
         return Response({"data": orjson.Fragment(profile)})
 
 
-class StartupHistoryView(QuotaHeadersMixin, DocumentedOptions, APIView):
-    renderer_classes = [CamelCaseJSONRenderer]
-
+class StartupHistoryView(RestView):
     @rest_operation(
         operation_id="getStartupHistory",
         summary="Daily history of verified figures",
@@ -265,9 +264,7 @@ class StartupHistoryView(QuotaHeadersMixin, DocumentedOptions, APIView):
         return Response(metered_envelope(data, meta, status=reservation.status))
 
 
-class StartupAttestationView(QuotaHeadersMixin, DocumentedOptions, APIView):
-    renderer_classes = [CamelCaseJSONRenderer]
-
+class StartupAttestationView(RestView):
     @rest_operation(
         operation_id="getStartupAttestation",
         summary="Signed attestation of verified figures",
@@ -307,9 +304,7 @@ def methodology_page(request: HttpRequest, version: str) -> HttpResponse:
     )
 
 
-class CategoryListView(QuotaHeadersMixin, DocumentedOptions, APIView):
-    renderer_classes = [CamelCaseJSONRenderer]
-
+class CategoryListView(RestView):
     @rest_operation(
         operation_id="listCategories",
         summary="Categories with counts",
@@ -359,9 +354,7 @@ def _gzipped(chunks: Iterable[bytes]) -> Iterator[bytes]:
     yield compressor.flush()
 
 
-class StartupExportView(QuotaHeadersMixin, DocumentedOptions, APIView):
-    renderer_classes = [CamelCaseJSONRenderer]
-
+class StartupExportView(RestView):
     @extend_schema(
         operation_id="exportStartups",
         summary="Export startups (NDJSON, Pro)",
