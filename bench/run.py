@@ -394,6 +394,16 @@ def rows_for(pro_h: dict, free_h: dict, top: str, pools: str) -> list[Row]:
     ]
 
 
+def measure(wrk_bin: str, row: Row, target: Target = CURRENT) -> dict:
+    """One recorded run of `row` on `target`: a few requests first (connections, caches),
+    then an unrecorded warm-up at the same load (workers, PostgreSQL's buffers)."""
+    if row.script is None:
+        for _ in range(3):
+            get(row.path, row.headers, target=target)
+    wrk(wrk_bin, row, WARMUP_SECONDS, target)
+    return wrk(wrk_bin, row, SECONDS, target)
+
+
 def bench_size(wrk_bin: str, count: int, before: Target | None = None) -> dict:
     seed_output = seed(count)
     print(f"   {seed_output}")
@@ -415,23 +425,12 @@ def bench_size(wrk_bin: str, count: int, before: Target | None = None) -> dict:
         # machine then lands on all rows alike instead of on whichever row ran during it.
         for round_number in range(1, ROUNDS + 1):
             for row in rows:
-                if row.script is None:
-                    for _ in range(3):  # warm: connections, caches
-                        get(row.path, row.headers)
                 step(f"{count:,}: round {round_number}/{ROUNDS}, {row.name}")
                 if row.key in old_rows:  # the same row on the baseline, just before
-                    old = old_rows[row.key]
-                    if old.script is None:
-                        for _ in range(3):
-                            get(old.path, old.headers, target=before)
-                    wrk(wrk_bin, old, WARMUP_SECONDS, before)
-                    result = wrk(wrk_bin, old, SECONDS, before)
+                    result = measure(wrk_bin, old_rows[row.key], before)
                     print(f"   before: {result['rps']:.0f} req/s, p99 {result['p99']:.2f} ms")
                     runs_before[row.key].append(result)
-                # An unrecorded warm-up at the same load first (worker and connection warm-up,
-                # PostgreSQL's buffers), then the measured run.
-                wrk(wrk_bin, row, WARMUP_SECONDS)
-                result = wrk(wrk_bin, row, SECONDS)
+                result = measure(wrk_bin, row)
                 print(
                     f"   {result['rps']:.0f} req/s, p50 {result['p50']:.2f} ms, "
                     f"p99 {result['p99']:.2f} ms, non-2xx {result['non2xx']}"

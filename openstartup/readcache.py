@@ -273,17 +273,32 @@ def flush_data(sender: type, update_fields=None, created=False, **kwargs: Any) -
     bump("data")
 
 
-# What each kind's copies are made from: a save of one of these (for keys, a deletion too)
-# replaces the kind's token.
+# What each kind's copies are made from: a save of one of these (for the auth models, a
+# deletion too) replaces the kind's token. A failed sync saves its ProviderConnection and
+# nothing else: the `status` every surface shows changes.
 AUTH_MODELS = (ApiKey, Subscription, User)
-DATA_MODELS = (Startup, Founder, Social, Verification, MonthlyRevenue, RevenueSnapshot, User)
-# A failed sync saves its connection and nothing else: the `status` every surface shows changes.
-DATA_MODELS += (ProviderConnection,)
-for model in AUTH_MODELS:
-    post_save.connect(flush_auth, sender=model, dispatch_uid=f"readcache-auth-{model.__name__}")
-    post_delete.connect(flush_auth, sender=model, dispatch_uid=f"readcache-auth-x-{model.__name__}")
-for model in DATA_MODELS:
-    post_save.connect(flush_data, sender=model, dispatch_uid=f"readcache-data-{model.__name__}")
+DATA_MODELS = (
+    Startup,
+    Founder,
+    Social,
+    Verification,
+    MonthlyRevenue,
+    RevenueSnapshot,
+    ProviderConnection,
+    User,
+)
+
+
+def _connect_flushes() -> None:
+    for model in AUTH_MODELS:
+        uid = f"readcache-auth-{model.__name__}"
+        post_save.connect(flush_auth, sender=model, dispatch_uid=uid)
+        post_delete.connect(flush_auth, sender=model, dispatch_uid=f"{uid}-deleted")
+    for model in DATA_MODELS:
+        post_save.connect(flush_data, sender=model, dispatch_uid=f"readcache-data-{model.__name__}")
+
+
+_connect_flushes()
 
 
 # The cached reads. Each keeps its per-process copies here; the queries are plain selectors,
@@ -479,11 +494,9 @@ def _page_from_index(
         more, ids, asked_sql = len(ids) > limit, ids[:limit], True
     elif limit <= 0 or offset >= total:
         return StartupPage(startups=[], total=total)
-    elif filters.sort == selectors.DEFAULT_SORT:
-        ids = index.default_order_ids(filters, subsets, offset, limit)
-    elif filters.sort == "mrr-asc":
-        ids = index.ascending_ids(filters, subsets, offset, limit)
-    else:
+    elif (walked := index.page_ids(filters, subsets, offset, limit)) is not None:
+        ids = walked
+    else:  # an order the index does not hold: its b-tree walked in SQL for the page's ids
         ordered = selectors.startup_list(filters=filters).using(PRIMARY)
         ids, seen = _ids_with_token(ordered, offset, offset + limit)
         asked_sql = True

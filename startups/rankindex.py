@@ -41,6 +41,7 @@ from django.db.models.functions import Lower
 
 from startups.models import Startup
 from startups.selectors import (
+    DEFAULT_SORT,
     After,
     StartupFilters,
     after_name,
@@ -138,6 +139,17 @@ class RankIndex:
         places = merge(*parts) if len(parts) > 1 else parts[0]
         within = (p for p in places if p < hi)
         return [self.ids[p] for p in islice(within, offset, offset + limit)]
+
+    def page_ids(
+        self, filters: StartupFilters, subsets: Subsets, offset: int, limit: int
+    ) -> list[int] | None:
+        """The ids of one page in the filters' order, for the orders this structure holds
+        (MRR, either way); None for the others (their b-tree is walked in SQL)."""
+        if filters.sort == DEFAULT_SORT:
+            return self.default_order_ids(filters, subsets, offset, limit)
+        if filters.sort == "mrr-asc":
+            return self.ascending_ids(filters, subsets, offset, limit)
+        return None
 
     def ascending_ids(
         self, filters: StartupFilters, subsets: Subsets, offset: int, limit: int

@@ -12,6 +12,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -315,12 +316,20 @@ class TcpProxy:
                 pass
 
 
-def proxied_database() -> tuple[TcpProxy, str]:
-    """A started TcpProxy in front of the test database, and the DATABASE_URL through it."""
+@contextmanager
+def proxied_database() -> Iterator[tuple[TcpProxy, str]]:
+    """A started TcpProxy in front of the test database, and the DATABASE_URL through it;
+    on the way out the proxy lets everything through, stops, and the sessions it carried
+    are waited for (the test database is dropped at teardown)."""
     db = connection.settings_dict
     proxy = TcpProxy((db["HOST"] or "127.0.0.1", int(db["PORT"] or 5432)))
     proxy.start()
-    return proxy, f"postgres://{db['USER']}@127.0.0.1:{proxy.port}/{db['NAME']}"
+    try:
+        yield proxy, f"postgres://{db['USER']}@127.0.0.1:{proxy.port}/{db['NAME']}"
+    finally:
+        proxy.mode = "pass"
+        proxy.stop()
+        _wait_for_other_sessions_to_end()
 
 
 def http_call(port: int, path: str, headers: dict[str, str] | None = None) -> tuple:
@@ -377,14 +386,13 @@ def test_postgresql_going_away_gives_503_and_service_resumes_without_a_restart()
     """gunicorn reaches PostgreSQL through a TCP proxy we stop and start: the real server,
     which others use, is never touched."""
     make_startup(name="Survivor", mrr=77)
-    proxy, url = proxied_database()
-    env = {
-        "DATABASE_URL": url,
-        "DB_CONNECT_TIMEOUT": "2",
-        "REDIS_URL": "",
-        "GUNICORN_ACCESS_LOG": "",
-    }
-    try:
+    with proxied_database() as (proxy, url):
+        env = {
+            "DATABASE_URL": url,
+            "DB_CONNECT_TIMEOUT": "2",
+            "REDIS_URL": "",
+            "GUNICORN_ACCESS_LOG": "",
+        }
         with gunicorn_server(env) as port:
             status, body, _ = http_get(port, "/api/v1/startups")
             assert status == 200
@@ -400,9 +408,6 @@ def test_postgresql_going_away_gives_503_and_service_resumes_without_a_restart()
             status, body, _ = http_get(port, "/api/v1/startups")
             assert status == 200
             assert body["data"][0]["name"] == "Survivor"
-    finally:
-        proxy.stop()
-        _wait_for_other_sessions_to_end()
 
 
 def _wait_for_other_sessions_to_end() -> None:
@@ -536,16 +541,15 @@ def test_revoke_api_key_says_so_and_fails_when_it_could_not_revoke():
 @pytest.mark.django_db(transaction=True)
 def test_a_hung_or_slow_database_gives_503_within_the_deadline_and_healthz_answers():
     make_startup(name="Patient", mrr=5)
-    proxy, url = proxied_database()
-    deadline = 2
-    env = {
-        "DATABASE_URL": url,
-        "DB_REQUEST_DEADLINE_SECONDS": str(deadline),
-        "DB_CONNECT_TIMEOUT": "3",
-        "REDIS_URL": "",
-        "GUNICORN_ACCESS_LOG": "",
-    }
-    try:
+    with proxied_database() as (proxy, url):
+        deadline = 2
+        env = {
+            "DATABASE_URL": url,
+            "DB_REQUEST_DEADLINE_SECONDS": str(deadline),
+            "DB_CONNECT_TIMEOUT": "3",
+            "REDIS_URL": "",
+            "GUNICORN_ACCESS_LOG": "",
+        }
         with gunicorn_server(env, workers=2) as port:
             assert http_get(port, "/api/v1/startups")[0] == 200
             for mode in ("hang", "slow"):
@@ -571,10 +575,6 @@ def test_a_hung_or_slow_database_gives_503_within_the_deadline_and_healthz_answe
                 time.sleep(0.2)
             status, body, _ = http_get(port, "/api/v1/startups")
             assert (status, body["data"][0]["name"]) == (200, "Patient")
-    finally:
-        proxy.mode = "pass"
-        proxy.stop()
-        _wait_for_other_sessions_to_end()
 
 
 @pytest.mark.skipif(not shutil.which("redis-server"), reason="needs redis-server")
@@ -622,17 +622,16 @@ def test_a_worker_killed_before_answering_charges_nothing(tmp_path):
     for n in range(3):
         make_startup(name=f"Row {n}", mrr=10 + n)
     account_key, raw = make_api_key()
-    proxy, url = proxied_database()
-    env = {
-        "DATABASE_URL": url,
-        "DB_REQUEST_DEADLINE_SECONDS": "0",
-        "QUOTA_HOLD_SECONDS": "2",
-        "REDIS_URL": "",
-    }
-    headers = {"X-API-Key": raw}
-    log = tmp_path / "access.log"
-    usage = MonthlyUsage.objects.filter(account_id=account_key.account_id)
-    try:
+    with proxied_database() as (proxy, url):
+        env = {
+            "DATABASE_URL": url,
+            "DB_REQUEST_DEADLINE_SECONDS": "0",
+            "QUOTA_HOLD_SECONDS": "2",
+            "REDIS_URL": "",
+        }
+        headers = {"X-API-Key": raw}
+        log = tmp_path / "access.log"
+        usage = MonthlyUsage.objects.filter(account_id=account_key.account_id)
         with gunicorn_server(env, workers=1, access_log=log) as port:
             status, _, _, found = http_call(port, "/api/v1/startups?limit=2", headers)
             assert (status, found["X-Service-Quota-Remaining"]) == (200, "98")
@@ -669,10 +668,6 @@ def test_a_worker_killed_before_answering_charges_nothing(tmp_path):
                 served += len(answer[1]["data"])
             assert answer[0] == 429
             assert served == 97
-    finally:
-        proxy.mode = "pass"
-        proxy.stop()
-        _wait_for_other_sessions_to_end()
 
 
 def _ignore_errors(call, *args):
@@ -752,14 +747,13 @@ def test_a_cached_answer_is_one_round_trip_and_a_killed_kept_connection_is_repla
     `SELECT 1` first, a second round trip on every request), and a kept connection that the
     server dropped between requests is still replaced without an error."""
     make_ai_startup(name="Kept", slug="kept", mrr=10)
-    proxy, url = proxied_database()
-    env = {
-        "DATABASE_URL": url,
-        "READ_CACHE_SECONDS": "300",
-        "GUNICORN_ACCESS_LOG": "",
-        "LOG_LEVEL": "CRITICAL",
-    }
-    try:
+    with proxied_database() as (proxy, url):
+        env = {
+            "DATABASE_URL": url,
+            "READ_CACHE_SECONDS": "300",
+            "GUNICORN_ACCESS_LOG": "",
+            "LOG_LEVEL": "CRITICAL",
+        }
         with gunicorn_server(env) as port:
             for _ in range(3):  # the answer is cached, the connection kept
                 assert http_get(port, "/api/ai/discovery")[0] == 200
@@ -777,5 +771,3 @@ def test_a_cached_answer_is_one_round_trip_and_a_killed_kept_connection_is_repla
             time.sleep(0.2)
             for _ in range(3):
                 assert http_get(port, "/api/ai/discovery")[0] == 200
-    finally:
-        proxy.stop()
