@@ -45,6 +45,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import psycopg
+import redis
 
 ROOT = Path(__file__).resolve().parent.parent
 PY = sys.executable
@@ -411,6 +412,9 @@ def bench_size(wrk_bin: str, count: int, before: Target | None = None) -> dict:
     pools = tempfile.mkdtemp(prefix="openstartup-bench-")
     step(f"value pools in {pools}")
     make_pools(count, pools)
+    # Every sitting starts cold, as a deploy of new data would: nothing shared in Redis yet
+    # (a rank index another run built under the same data token would otherwise load at once).
+    redis.Redis.from_url(REDIS_URL).flushdb()
     step(f"gunicorn, 2 workers, {CURRENT.base}")
     server = start_server(count)
     old_server, old_rows = None, {}

@@ -26,10 +26,10 @@ Two stores, one key scheme:
 
 import hashlib
 import logging
-import queue
 import secrets
 import threading
 import time
+from array import array
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from contextvars import ContextVar
@@ -39,7 +39,9 @@ from typing import Any, Literal
 import orjson
 from django.conf import settings
 from django.core import signals as core_signals
-from django.core.cache import cache
+from django.core.cache import cache, caches
+from django.core.cache.backends.dummy import DummyCache
+from django.core.cache.backends.locmem import LocMemCache
 from django.db import InterfaceError, OperationalError
 from django.db import connections as db_connections
 from django.db.models import QuerySet, Subquery
@@ -276,8 +278,10 @@ def flush_data(sender: type, update_fields=None, created=False, **kwargs: Any) -
 # What each kind's copies are made from: a save of one of these (for the auth models, a
 # deletion too) replaces the kind's token. A failed sync saves its ProviderConnection and
 # nothing else: the `status` every surface shows changes.
+# The startups' own tables (also what a bulk load writes: startups/demo.py) and, as an
+# owner's verification shows on their startups, the accounts.
 AUTH_MODELS = (ApiKey, Subscription, User)
-DATA_MODELS = (
+STARTUP_MODELS = (
     Startup,
     Founder,
     Social,
@@ -285,8 +289,8 @@ DATA_MODELS = (
     MonthlyRevenue,
     RevenueSnapshot,
     ProviderConnection,
-    User,
 )
+DATA_MODELS = (*STARTUP_MODELS, User)
 
 
 def _connect_flushes() -> None:
@@ -389,16 +393,20 @@ class _RankIndexCopy:
         """Whether work for the index is done in the request (small, quick datasets)."""
         return not self.large and self.build_seconds <= settings.RANK_INDEX_INLINE_SECONDS
 
-    def _build(self, token: str) -> None:
+    def _build(self, token: str, *, wait: bool = False) -> None:
         started = time.monotonic()
-        index = rankindex.build(db=PRIMARY)  # read after the token: never newer than it
+        index = _shared_index(token, wait=wait)
+        if index is None:
+            index = rankindex.build(db=PRIMARY)  # read after the token: never newer than it
+            _share_index(token, index)
+            # Only a build from the database says how long this dataset takes to build.
+            self.build_seconds = time.monotonic() - started
         with self.lock:
             self.built = (token, index)
-            self.build_seconds = time.monotonic() - started
 
     def _build_in_background(self) -> None:
         try:
-            self._build(_read_tokens()["data"])
+            self._build(_read_tokens()["data"], wait=True)
         except Exception:  # noqa: BLE001 - SQL answers meanwhile; a later request retries
             logger.exception("building the rank index failed")
         finally:
@@ -413,47 +421,128 @@ class _RankIndexCopy:
 
 RANK_INDEX = _RankIndexCopy()
 
-# Terms to fetch for the current rank index, one at a time, in one background thread.
-_TERMS: queue.Queue = queue.Queue(maxsize=256)
-_TERMS_PENDING: set[str] = set()
-_TERMS_LOCK = threading.Lock()
-_TERMS_WORKER: list[threading.Thread] = []
+# Shared between processes through the cache (Redis): the last rank index built (one entry,
+# with the token it was built under) and each build's term places. Another worker, or one
+# that GUNICORN_MAX_REQUESTS recycled, loads them in milliseconds instead of reading every
+# startup (seconds at 1,000,000). A token in the entry, never a trusted one: the entry is used
+# only under the token this process has just read from the database.
+RANK_INDEX_KEY = "rank-index-v1"
+RANK_TERMS_VERSION = "rank-terms-v1"
+# How long a background build waits for another process's build of the same data, and a
+# request for another process's search of the term it asks.
+RANK_INDEX_WAIT_SECONDS = 30
+RANK_TERM_WAIT_SECONDS = 5
 
 
-def _fetch_term_later(index: rankindex.RankIndex, token: str, term: str) -> None:
-    with _TERMS_LOCK:
-        if term in _TERMS_PENDING:
-            return
-        try:
-            _TERMS.put_nowait((index, token, term))
-        except queue.Full:
-            return
-        _TERMS_PENDING.add(term)
-        if not _TERMS_WORKER or not _TERMS_WORKER[0].is_alive():
-            _TERMS_WORKER[:] = [threading.Thread(target=_fetch_terms, daemon=True)]
-            _TERMS_WORKER[0].start()
+def _shares_rank_index() -> bool:
+    """Whether the cache reaches other processes (a per-process cache would only hold a
+    second copy of the index)."""
+    shared = not isinstance(caches["default"], LocMemCache | DummyCache)
+    return shared and settings.RANK_INDEX_SHARED_SECONDS > 0
 
 
-def _fetch_terms() -> None:
+def _shared_index(token: str, *, wait: bool) -> rankindex.RankIndex | None:
+    """The index another process built under `token`, or None: build it here. With `wait`,
+    while another process holds the build of `token` (at most RANK_INDEX_WAIT_SECONDS), wait
+    for its result instead of reading every startup a second time."""
+    if not _shares_rank_index():
+        return None
+    building = f"{RANK_INDEX_KEY}:building:{token}"
+    deadline = time.monotonic() + RANK_INDEX_WAIT_SECONDS
+    while True:
+        found = shared_get(RANK_INDEX_KEY)
+        if found is not None and found[0] == token:
+            return rankindex.RankIndex.from_shared_form(found[1])
+        if not wait or time.monotonic() >= deadline:
+            return None
+        if cache.add(building, 1, timeout=RANK_INDEX_WAIT_SECONDS):
+            return None  # this process builds it
+        if cache.get(building) is None:
+            return None  # the cache is unreachable (or the builder just finished and failed)
+        time.sleep(0.1)
+
+
+def _share_index(token: str, index: rankindex.RankIndex) -> None:
+    if _shares_rank_index():
+        shared_set(RANK_INDEX_KEY, (token, index.shared_form()), settings.RANK_INDEX_SHARED_SECONDS)
+
+
+def _term_key(index: rankindex.RankIndex, term: str) -> str:
+    digest = hashlib.sha256(term.encode()).hexdigest()
+    return shared_key(RANK_TERMS_VERSION, index.build_id, digest)
+
+
+def _shared_term(index: rankindex.RankIndex, term: str) -> array | None:
+    """`term`'s places as another process holding this same build fetched them, kept here."""
+    if not _shares_rank_index():
+        return None
+    places = shared_get(_term_key(index, term))
+    if places is not None:
+        index.keep_term(term, places)
+    return places
+
+
+def _share_term(index: rankindex.RankIndex, term: str) -> None:
+    """Share the places of `term` this process fetched (call once the data token is known to
+    be unchanged since: they are then exact for this build)."""
+    if _shares_rank_index() and (places := index.cached_term(term)) is not None:
+        shared_set(_term_key(index, term), places, settings.RANK_INDEX_SHARED_SECONDS)
+
+
+# The terms this process is fetching: (build, term) -> set when the fetch has ended.
+_TERM_FETCHES: dict[tuple[str, str], threading.Event] = {}
+_TERM_FETCHES_LOCK = threading.Lock()
+
+
+def _term_places(index: rankindex.RankIndex, token: str, term: str) -> array | None:
+    """`term`'s places in this build (None: the data changed since the build; the SQL path
+    answers).
+
+    A term is searched once per build: kept here, or shared by another process holding the
+    same build, or fetched by one query, which the other requests asking it meanwhile wait
+    for (in this process, and with Redis in the others too) instead of each answering
+    through the SQL path, whose COUNT and window read the same rows and more."""
+    if (places := index.cached_term(term)) is not None:
+        return places
+    if (places := _shared_term(index, term)) is not None:
+        return places
+    key = (index.build_id, term)
+    with _TERM_FETCHES_LOCK:
+        running = _TERM_FETCHES.get(key)
+        if running is None:
+            _TERM_FETCHES[key] = threading.Event()
+    if running is not None:
+        running.wait(timeout=RANK_INDEX_WAIT_SECONDS)
+        return index.cached_term(term)
     try:
-        while True:
-            try:
-                index, token, term = _TERMS.get(timeout=30)
-            except queue.Empty:
-                return
-            try:
-                if RANK_INDEX.index is index and index.cached_term(term) is None:
-                    index.fetch_term(term, db=PRIMARY)
-                    if _read_tokens().get("data") != token:
-                        index.forget_term(term)  # the data changed meanwhile
-            except Exception:  # noqa: BLE001 - the SQL path keeps answering; logged below
-                logger.exception("fetching the rank index's places of a term failed")
-            finally:
-                db_connections.close_all()  # this thread's own connection, until the next
-                with _TERMS_LOCK:
-                    _TERMS_PENDING.discard(term)
+        if (places := _wait_for_another_process(index, term)) is not None:
+            return places
+        places = index.fetch_term(term, db=PRIMARY)
+        if _read_tokens().get("data") != token:
+            return None  # a write committed meanwhile: the places may be newer than the index
+        index.keep_term(term, places)
+        _share_term(index, term)
+        return places
     finally:
-        db_connections.close_all()
+        with _TERM_FETCHES_LOCK:
+            _TERM_FETCHES.pop(key).set()
+
+
+def _wait_for_another_process(index: rankindex.RankIndex, term: str) -> array | None:
+    """The places another process is fetching for this build, once it shares them; None when
+    this process is to fetch them (nobody else is, the cache does not answer, or the other
+    fetch took longer than RANK_TERM_WAIT_SECONDS)."""
+    if not _shares_rank_index():
+        return None
+    fetching = _term_key(index, term) + ":fetching"
+    deadline = time.monotonic() + RANK_TERM_WAIT_SECONDS
+    while not cache.add(fetching, 1, timeout=RANK_TERM_WAIT_SECONDS):
+        if cache.get(fetching) is None or time.monotonic() >= deadline:
+            return None
+        time.sleep(0.02)
+        if (places := _shared_term(index, term)) is not None:
+            return places
+    return None
 
 
 def _page_from_index(
@@ -469,14 +558,11 @@ def _page_from_index(
     SQL only for the ids of a page in another order than the default one or after a cursor
     (index walks) and for the rows. None when the index cannot answer (then the SQL path
     does)."""
-    # A term never asked costs one SQL query over the whole set (1.2 s at 1,000,000 startups
-    # for one in 6 rows): a large dataset fetches it in the background, SQL answering meanwhile.
-    inline = RANK_INDEX.inline()
-    asked_sql = bool(filters.q) and index.cached_term(filters.q) is None
-    subsets = index.subsets(filters, db=PRIMARY, fetch_terms=inline)
+    if filters.q and not filters.category and _term_places(index, token, filters.q) is None:
+        return None
+    asked_sql = False
+    subsets = index.subsets(filters, db=PRIMARY)
     if subsets is False:
-        if filters.q and not filters.category and not inline:
-            _fetch_term_later(index, token, filters.q)
         return None
     total = index.total(filters, subsets)
     more, seen = None, None  # seen: the data token the page's ids were read under
@@ -501,8 +587,6 @@ def _page_from_index(
         ids, seen = _ids_with_token(ordered, offset, offset + limit)
         asked_sql = True
     if asked_sql and (seen or _read_tokens().get("data")) != token:
-        if filters.q:
-            index.forget_term(filters.q)
         return None  # a write committed meanwhile: the ids may be newer than the index
     ranks = index.ranks(filters, subsets, ids)
     startups = _ranked_rows(ids, [ranks[startup_id] for startup_id in ids])

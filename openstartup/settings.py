@@ -196,6 +196,10 @@ RANK_INDEX_INLINE_SECONDS = float(os.environ.get("RANK_INDEX_INLINE_SECONDS", "0
 # A dataset larger than this builds its first rank index in the background too.
 RANK_INDEX_INLINE_STARTUPS = env_int("RANK_INDEX_INLINE_STARTUPS", 200_000)
 RANK_INDEX_REBUILD_SECONDS = env_int("RANK_INDEX_REBUILD_SECONDS", 10)
+# With a shared cache (Redis), a built rank index and its search-term places are shared for this
+# long: another worker, or a worker recycled by GUNICORN_MAX_REQUESTS, loads them instead of
+# reading every startup again. 0 turns sharing off.
+RANK_INDEX_SHARED_SECONDS = env_int("RANK_INDEX_SHARED_SECONDS", 600)
 # Browser origins allowed to call /api/mcp (besides the site itself); others get 403.
 MCP_ALLOWED_ORIGINS = [o.rstrip("/") for o in env_list("MCP_ALLOWED_ORIGINS", [])]
 MCP_SERVER_NAME = "openstartup"

@@ -17,7 +17,7 @@ from django.utils import timezone
 from django.utils.text import slugify
 
 from openstartup import readcache
-from startups.models import Founder, MonthlyRevenue, RevenueSnapshot, Social, Startup, Verification
+from startups.models import Founder, RevenueSnapshot, Social, Startup
 from verification import crypto
 from verification.models import ProviderConnection
 from verification.providers import demo as demo_provider
@@ -368,17 +368,6 @@ def _ids_by_slug(slugs: list[str]) -> dict[str, int]:
     return ids
 
 
-DEMO_MODELS = (
-    Startup,
-    Founder,
-    Social,
-    Verification,
-    MonthlyRevenue,
-    RevenueSnapshot,
-    ProviderConnection,
-)
-
-
 def seed_demo(
     count: int,
     *,
@@ -474,7 +463,7 @@ def _earlier_snapshots(startup_id: int, recipe: demo_provider.Recipe, *, now: da
 def refresh_planner_statistics() -> None:
     """After a bulk load: fresh statistics, and on PostgreSQL a visibility map for index-only
     scans (without it an exact COUNT(*) for meta.total reads the whole table)."""
-    tables = [m._meta.db_table for m in DEMO_MODELS]
+    tables = [m._meta.db_table for m in readcache.STARTUP_MODELS]
     conn = connections[DEFAULT_DB_ALIAS]
     with conn.cursor() as cursor:
         for table in tables:

@@ -25,6 +25,7 @@ an old one (the SQL path answers while a new one is built).
 """
 
 import json
+import secrets
 import threading
 from array import array
 from bisect import bisect_left, bisect_right
@@ -66,10 +67,24 @@ class RankIndex:
     neg_mrr: array  # -mrr of the ranked prefix of `ids`
     position: array  # id -> index in `ids` + 1
     categories: dict[str, array]  # stored category -> sorted indexes into `ids`
-    # q term -> sorted indexes of the startups it finds (filled on use, see term_places)
+    # Names this build: term places are shared between processes holding the same build.
+    build_id: str = field(default_factory=lambda: secrets.token_hex(8))
+    # q term -> sorted indexes of the startups it finds (filled on use, see fetch_term)
     terms: OrderedDict[str, array] = field(default_factory=OrderedDict)
     _term_places: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def shared_form(self) -> tuple:
+        """What another process needs to use this build (its arrays pickle as their bytes);
+        term places travel one by one (`keep_term`)."""
+        return (self.build_id, self.ids, self.neg_mrr, self.position, self.categories)
+
+    @classmethod
+    def from_shared_form(cls, form: tuple) -> "RankIndex":
+        build_id, ids, neg_mrr, position, categories = form
+        return cls(
+            ids=ids, neg_mrr=neg_mrr, position=position, categories=categories, build_id=build_id
+        )
 
     @property
     def ranked(self) -> int:
@@ -201,12 +216,10 @@ class RankIndex:
             group.append(place)
         yield from reversed(group)
 
-    def subsets(
-        self, filters: StartupFilters, *, db: str, fetch_terms: bool = True
-    ) -> Subsets | bool:
+    def subsets(self, filters: StartupFilters, *, db: str) -> Subsets | bool:
         """The sorted places whose union the filters' `q` or `category` keep (None: no such
         filter), or False when this structure cannot say now (both at once, a database it
-        cannot ask, or a term not fetched yet with `fetch_terms` off): the SQL path answers
+        cannot ask, or a term it does not keep: see `fetch_term`): the SQL path answers
         then."""
         if filters.q and filters.category:
             return False
@@ -215,8 +228,6 @@ class RankIndex:
             return False if names is None else [self.categories[name] for name in names]
         if filters.q:
             places = self.cached_term(filters.q)
-            if places is None and fetch_terms:
-                places = self.fetch_term(filters.q, db=db)
             return False if places is None else [places]
         return None
 
@@ -227,26 +238,25 @@ class RankIndex:
             return places
 
     def fetch_term(self, term: str, *, db: str) -> array:
-        """The sorted places of the startups `q=term` finds, from one SQL query, kept under
-        this structure's data (least recently used first out, about MAX_TERM_PLACES times the
-        dataset's size in all). The caller checks that the data did not change meanwhile."""
+        """The sorted places of the startups `q=term` finds, from one SQL query; not kept (the
+        caller checks that the data did not change meanwhile, then calls `keep_term`)."""
         qs = published_startups(db=db).filter(search(term)).values_list("id", flat=True)
         sql, params = qs.query.sql_with_params()
         with connections[db].cursor() as cursor:
             cursor.execute(sql, params)
             found = [self.place(row[0]) for row in cursor.fetchall()]
-        places = array(PLACE, sorted(p for p in found if p is not None))
+        return array(PLACE, sorted(p for p in found if p is not None))
+
+    def keep_term(self, term: str, places: array) -> None:
+        """Keep `term`'s places (fetched here, or by another process from this same build),
+        least recently used first out, about MAX_TERM_PLACES times the dataset's size in all."""
         with self._lock:
+            if (old := self.terms.pop(term, None)) is not None:
+                self._term_places -= len(old)
             self.terms[term] = places
             self._term_places += len(places)
             while self._term_places > MAX_TERM_PLACES * max(1, len(self.ids)) and self.terms:
                 self._term_places -= len(self.terms.popitem(last=False)[1])
-        return places
-
-    def forget_term(self, term: str) -> None:
-        with self._lock:
-            if (places := self.terms.pop(term, None)) is not None:
-                self._term_places -= len(places)
 
     def after_place(self, after: After, *, db: str) -> int:
         """The place in `ids` of the first startup after the cursor `after` (default order):

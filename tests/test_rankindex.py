@@ -7,6 +7,7 @@ read path is checked to use it (no COUNT query) and to follow writes at once.
 """
 
 import random
+import threading
 import time
 
 import pytest
@@ -171,29 +172,61 @@ def test_a_slow_build_runs_in_the_background_while_sql_answers(settings, why):
     assert summary(from_index) == summary(expected)
 
 
+def searches_for(term: str, sink: list[str]):
+    """An execute wrapper that notes every statement searching for `term`."""
+
+    def wrapper(execute, sql, params, many, context):
+        if any(term in str(param).lower() for param in params or ()):
+            sink.append(sql)
+        return execute(sql, params, many, context)
+
+    return wrapper
+
+
+def built_index() -> tuple[str, rankindex.RankIndex]:
+    for _ in range(200):  # a large dataset's first build runs in the background
+        if (built := readcache.RANK_INDEX.current()) is not None:
+            return built
+        time.sleep(0.05)
+    raise AssertionError("the rank index was not built in 10 s")
+
+
+def in_threads(count: int, work) -> list:
+    """`work()` in `count` threads at once, each with its own database connection."""
+    results: list = [None] * count
+
+    def run(n: int) -> None:
+        try:
+            results[n] = work()
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=run, args=(n,)) for n in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+    return results
+
+
 @pytest.mark.django_db(transaction=True)
-def test_a_large_dataset_fetches_a_new_term_in_the_background(settings):
+def test_a_new_term_is_searched_once_while_the_requests_asking_it_wait(settings):
     settings.RANK_INDEX_INLINE_STARTUPS = 10  # 40 startups are "large"
     settings.RANK_INDEX_REBUILD_SECONDS = 0
     dataset(random.Random(11), count=40)
-    filters = StartupFilters(q="alpha", sort="name-asc")
-    copy = readcache.RANK_INDEX
-    for _ in range(200):  # the first build, in the background
-        if (built := copy.current()) is not None:
-            break
-        time.sleep(0.05)
-    assert built is not None
-    token, index = built
-    # A term never asked: the SQL path answers (None) while a thread fetches its places.
-    kwargs = dict(filters=filters, offset=0, limit=5, after=None)
-    assert readcache._page_from_index(index, token, **kwargs) is None
-    for _ in range(200):
-        if index.cached_term("alpha") is not None:
-            break
-        time.sleep(0.05)
-    from_index = readcache._page_from_index(index, token, **kwargs)
-    assert from_index is not None
-    assert summary(from_index) == summary(selectors.startup_page(**kwargs))
+    token, index = built_index()
+    # The default order: the page's ids come from the index too, so only the term is searched.
+    kwargs = dict(filters=StartupFilters(q="alpha", min_mrr=1), offset=3, limit=5, after=None)
+    searches: list[str] = []
+
+    def request():
+        with connection.execute_wrapper(searches_for("alpha", searches)):
+            return readcache._page_from_index(index, token, **kwargs)
+
+    pages = in_threads(4, request)
+    assert len(searches) == 1  # one search for four requests, none of them through SQL
+    expected = summary(selectors.startup_page(**kwargs))
+    assert [summary(page) for page in pages] == [expected] * 4
 
 
 def test_a_page_in_another_order_reads_its_ids_and_the_data_token_in_one_statement(
@@ -229,3 +262,156 @@ def test_a_page_by_ascending_mrr_is_walked_in_the_index(
     readcache.clear_local()
     settings.READ_CACHE_SECONDS = 0  # the plain SQL path gives the same page
     assert list_page(client, pro_key, query) == body
+
+
+# --- one build shared between processes (Redis) -----------------------------------------------
+
+
+@pytest.fixture
+def shared_cache(settings):
+    """The machine's Redis as the shared cache (.ci/run starts it), in a database of its own."""
+    from django.core.cache import cache
+
+    from openstartup.settings import redis_cache
+
+    settings.CACHES = {"default": {**redis_cache("redis://127.0.0.1:6379/6"), "KEY_PREFIX": "ri"}}
+    cache.clear()
+    assert cache.add("reachable", 1), "Redis on 127.0.0.1:6379 is needed (.ci/run starts it)"
+    yield cache
+    cache.clear()
+
+
+def as_another_worker() -> None:
+    """What a second worker (or one recycled after GUNICORN_MAX_REQUESTS) starts from: none of
+    this process's copies, the same database and shared cache."""
+    readcache.clear_local()
+
+
+def test_another_worker_loads_the_built_index_instead_of_reading_every_startup(shared_cache, db):
+    dataset(random.Random(23), count=60)
+    filters = StartupFilters(min_mrr=5, category="tools", sort="mrr-asc")
+    token, first = readcache.RANK_INDEX.current()
+    expected = summary(
+        readcache._page_from_index(first, token, filters=filters, offset=2, limit=9, after=None)
+    )
+    as_another_worker()
+    # The rows were changed behind the token's back (an UPDATE sends no signal): a worker that
+    # read every startup again would see the new MRR; one that loaded the shared build does not.
+    Startup.objects.filter(mrr=25000).update(mrr=1)
+    loaded_token, loaded = readcache.RANK_INDEX.current()
+    assert (loaded_token, loaded.build_id) == (token, first.build_id)
+    assert (loaded.ids, loaded.neg_mrr, loaded.categories) == (
+        first.ids,
+        first.neg_mrr,
+        first.categories,
+    )
+    page = readcache._page_from_index(loaded, token, filters=filters, offset=2, limit=9, after=None)
+    assert summary(page) == expected
+
+
+def test_a_write_starts_a_new_build_that_no_worker_takes_from_the_old_one(
+    shared_cache, client, pro_key, settings
+):
+    settings.LIST_CACHE_SECONDS = 0
+    dataset(random.Random(29), count=40)
+    before = list_page(client, pro_key, "?q=alpha&minMrr=1")
+    make_startup("alpha at the top", slug="alpha-top", mrr=10**9)  # a write: a new data token
+    as_another_worker()
+    after = list_page(client, pro_key, "?q=alpha&minMrr=1")
+    assert after["meta"]["total"] == before["meta"]["total"] + 1
+    assert after["data"][0]["slug"] == "alpha-top" and after["data"][0]["rank"] == 1
+    readcache.clear_local()
+    settings.READ_CACHE_SECONDS = 0  # the plain SQL path agrees
+    assert list_page(client, pro_key, "?q=alpha&minMrr=1") == after
+
+
+def test_a_term_one_worker_fetched_is_not_searched_again_by_another(
+    shared_cache, client, pro_key, settings
+):
+    settings.LIST_CACHE_SECONDS = 0
+    dataset(random.Random(31), count=60)
+    query = "?q=alpha&sort=mrr-asc&minMrr=1"
+    body = list_page(client, pro_key, query)  # builds the index and fetches the term's places
+    as_another_worker()
+    with CaptureQueriesContext(connection) as queries:
+        assert list_page(client, pro_key, query) == body
+    searched = [q["sql"] for q in queries.captured_queries if "alpha" in q["sql"].lower()]
+    assert searched == []  # the places came with the shared build, not from a search
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_background_build_waits_for_the_worker_already_building_the_same_data(
+    shared_cache, settings
+):
+    settings.RANK_INDEX_INLINE_STARTUPS = 10  # 40 startups are "large": background builds
+    settings.RANK_INDEX_REBUILD_SECONDS = 0
+    dataset(random.Random(37), count=40)
+    token = readcache.current("data")
+    # Another worker holds the build of this data ...
+    assert shared_cache.add(f"{readcache.RANK_INDEX_KEY}:building:{token}", 1, timeout=30)
+    copy = readcache.RANK_INDEX
+    assert copy.current() is None  # SQL answers while this worker waits for it
+    other = rankindex.build(db="default")
+    time.sleep(0.3)
+    assert copy.index is None  # still waiting, not reading every startup itself
+    readcache._share_index(token, other)  # ... and shares it
+    for _ in range(100):
+        if copy.index is not None:
+            break
+        time.sleep(0.05)
+    assert copy.index is not None and copy.index.build_id == other.build_id
+
+
+@pytest.mark.django_db(transaction=True)
+def test_with_the_shared_cache_down_a_background_build_does_not_wait(settings):
+    from openstartup.settings import redis_cache
+
+    settings.CACHES = {"default": redis_cache("redis://127.0.0.1:1/0")}  # nothing listens there
+    settings.RANK_INDEX_INLINE_STARTUPS = 10
+    settings.RANK_INDEX_REBUILD_SECONDS = 0
+    dataset(random.Random(41), count=40)
+    copy = readcache.RANK_INDEX
+    assert copy.current() is None
+    for _ in range(100):  # 5 s, well short of the 30 s a build may wait for another worker
+        if copy.index is not None:
+            break
+        time.sleep(0.05)
+    assert (
+        copy.index is not None
+        and len(copy.index.ids) == Startup.objects.filter(is_published=True).count()
+    )
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_request_waits_for_the_worker_already_searching_its_term(shared_cache, settings):
+    settings.RANK_INDEX_INLINE_STARTUPS = 10  # 40 startups are "large"
+    settings.RANK_INDEX_REBUILD_SECONDS = 0
+    dataset(random.Random(43), count=40)
+    token, index = built_index()
+    # Another worker holding the same build is searching for the term.
+    other = rankindex.RankIndex.from_shared_form(index.shared_form())
+    assert shared_cache.add(readcache._term_key(other, "alpha") + ":fetching", 1, timeout=30)
+    kwargs = dict(filters=StartupFilters(q="alpha", min_mrr=1), offset=0, limit=5, after=None)
+    searches: list[str] = []
+
+    def request():
+        with connection.execute_wrapper(searches_for("alpha", searches)):
+            return readcache._page_from_index(index, token, **kwargs)
+
+    pages: list = []
+
+    def wait_in_a_request() -> None:
+        try:
+            pages.append(request())
+        finally:
+            connection.close()
+
+    waiting = threading.Thread(target=wait_in_a_request)
+    waiting.start()
+    time.sleep(0.5)
+    assert waiting.is_alive() and index.cached_term("alpha") is None  # waits, does not search
+    other.keep_term("alpha", other.fetch_term("alpha", db="default"))
+    readcache._share_term(other, "alpha")
+    waiting.join(timeout=10)
+    assert searches == [] and len(pages) == 1
+    assert summary(pages[0]) == summary(selectors.startup_page(**kwargs))
