@@ -29,6 +29,7 @@ from openstartup import readcache
 from openstartup.formats import site_url
 from startups.history import revenue_history
 from startups.selectors import ai_enabled_startups, ai_startup_get, ai_startup_list
+from startups.serializers import SnapshotSerializer
 
 
 class ToolError(Exception):
@@ -144,20 +145,11 @@ class HistoryArguments(ToolArguments):
         return attrs
 
 
-class HistoryPointSerializer(serializers.Serializer):
-    """One day of verified figures (whole US dollars; null: unknown)."""
-
-    date = serializers.DateField()
-    mrr = serializers.IntegerField(allow_null=True)
-    arr = serializers.IntegerField(allow_null=True)
-    customers = serializers.IntegerField(allow_null=True)
-    last_30_days = serializers.IntegerField(allow_null=True)
-
-
 class HistorySerializer(serializers.Serializer):
     slug = serializers.CharField()
     count = serializers.IntegerField()
-    history = HistoryPointSerializer(many=True)
+    # One day of verified figures: the REST history's own item (whole US dollars; null: unknown).
+    history = SnapshotSerializer(many=True)
 
 
 class RevenueArguments(ToolArguments):

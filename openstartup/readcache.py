@@ -278,9 +278,9 @@ def flush_data(sender: type, update_fields=None, created=False, **kwargs: Any) -
 # What each kind's copies are made from: a save of one of these (for the auth models, a
 # deletion too) replaces the kind's token. A failed sync saves its ProviderConnection and
 # nothing else: the `status` every surface shows changes.
-# The startups' own tables (also what a bulk load writes: startups/demo.py) and, as an
-# owner's verification shows on their startups, the accounts.
 AUTH_MODELS = (ApiKey, Subscription, User)
+# The data: the startups' own tables (also what a bulk load writes: startups/demo.py) and, as
+# an owner's verification shows on their startups, the accounts.
 STARTUP_MODELS = (
     Startup,
     Founder,

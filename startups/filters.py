@@ -107,11 +107,16 @@ class LenientChoice(LenientField):
 
 
 class LenientText(LenientField):
-    openapi = {"type": "string", "maxLength": MAX_TEXT}
+    """Text cut to `max_length` characters (what the document says as `maxLength`)."""
+
+    def __init__(self, *, max_length: int = MAX_TEXT, **kwargs: Any):
+        self.max_length = max_length
+        super().__init__(**kwargs)
+        self.openapi = {"type": "string", "maxLength": max_length, **self.openapi}
 
     def parse(self, raw: str) -> str | None:
         # NUL cannot be stored or compared by PostgreSQL; it never matches anything anyway.
-        text = raw.replace("\x00", "")[:MAX_TEXT]
+        text = raw.replace("\x00", "")[: self.max_length]
         return text or None
 
 

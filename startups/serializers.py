@@ -113,7 +113,7 @@ class StartupFilterSerializer(LenientQuery):
         "offset means UTC). Use with `sort=updated-desc`; each item has `updatedAt`.",
     )
     fields = LenientText(
-        openapi={"maxLength": MAX_FIELDS},
+        max_length=MAX_FIELDS,
         help_text="Sparse fieldset: comma-separated item fields to return, nested ones dotted "
         "(`name,slug,revenue.mrr`). Only those keys are sent; unknown names are ignored with a "
         "warning.",

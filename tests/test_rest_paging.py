@@ -216,6 +216,20 @@ def test_sparse_fieldsets_on_list_and_detail(client, twelve):
     assert detail["data"]["verification"] is None
 
 
+def test_a_long_fieldset_within_the_documented_length_is_read_whole(client, twelve):
+    # The document allows `fields` up to 500 characters: every name, spaced and said twice
+    # (as a client assembling it from parts may), is about 360 of them.
+    from startups.fieldsets import field_names
+    from startups.serializers import StartupListSerializer
+
+    names = sorted(field_names(StartupListSerializer))
+    wanted = ", ".join(names * 2)
+    assert 200 < len(wanted) <= 500, len(wanted)
+    body = client.get("/api/v1/startups", {"limit": 1, "fields": wanted}).json()
+    assert body["meta"].get("warnings") in (None, [])
+    assert set(body["data"][0]) == {name.split(".")[0] for name in names}
+
+
 def test_categories_with_counts_spend_nothing(client):
     make_startup("A", slug="a", category="AI")
     make_startup("B", slug="b", category="AI")
