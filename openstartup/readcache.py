@@ -397,8 +397,13 @@ class _RankIndexCopy:
         started = time.monotonic()
         index = _shared_index(token, wait=wait)
         if index is None:
-            index = rankindex.build(db=PRIMARY)  # read after the token: never newer than it
-            _share_index(token, index)
+            try:
+                index = rankindex.build(db=PRIMARY)  # read after the token: never newer
+            finally:
+                if wait:  # a background build, which others may be waiting for
+                    _end_build(token)
+            if _read_tokens().get("data") == token:  # never replace a newer shared build
+                _share_index(token, index)
             # Only a build from the database says how long this dataset takes to build.
             self.build_seconds = time.monotonic() - started
         with self.lock:
@@ -429,9 +434,9 @@ RANK_INDEX = _RankIndexCopy()
 RANK_INDEX_KEY = "rank-index-v1"
 RANK_TERMS_VERSION = "rank-terms-v1"
 # How long a background build waits for another process's build of the same data, and a
-# request for another process's search of the term it asks.
+# request for the search of its term by another request (then the SQL path answers it).
 RANK_INDEX_WAIT_SECONDS = 30
-RANK_TERM_WAIT_SECONDS = 5
+RANK_TERM_WAIT_SECONDS = 2
 
 
 def _shares_rank_index() -> bool:
@@ -444,27 +449,41 @@ def _shares_rank_index() -> bool:
 def _shared_index(token: str, *, wait: bool) -> rankindex.RankIndex | None:
     """The index another process built under `token`, or None: build it here. With `wait`,
     while another process holds the build of `token` (at most RANK_INDEX_WAIT_SECONDS), wait
-    for its result instead of reading every startup a second time."""
+    for its result instead of reading every startup a second time. Waiting polls the small
+    token entry; the index itself is read once, when its token is the one asked for."""
     if not _shares_rank_index():
         return None
     building = f"{RANK_INDEX_KEY}:building:{token}"
     deadline = time.monotonic() + RANK_INDEX_WAIT_SECONDS
     while True:
-        found = shared_get(RANK_INDEX_KEY)
-        if found is not None and found[0] == token:
-            return rankindex.RankIndex.from_shared_form(found[1])
+        if shared_get(f"{RANK_INDEX_KEY}:token") == token:
+            found = shared_get(RANK_INDEX_KEY)
+            if found is not None and found[0] == token:
+                try:
+                    return rankindex.RankIndex.from_shared_form(found[1])
+                except Exception:  # noqa: BLE001 - another version's shape: build it here
+                    logger.exception("the shared rank index could not be read")
+                    return None
         if not wait or time.monotonic() >= deadline:
             return None
         if cache.add(building, 1, timeout=RANK_INDEX_WAIT_SECONDS):
             return None  # this process builds it
         if cache.get(building) is None:
-            return None  # the cache is unreachable (or the builder just finished and failed)
+            return None  # the cache is unreachable (or the builder just gave up)
         time.sleep(0.1)
+
+
+def _end_build(token: str) -> None:
+    """The build of `token` is over here (shared or failed): nobody waits for it any more."""
+    if _shares_rank_index():
+        cache.delete(f"{RANK_INDEX_KEY}:building:{token}")
 
 
 def _share_index(token: str, index: rankindex.RankIndex) -> None:
     if _shares_rank_index():
-        shared_set(RANK_INDEX_KEY, (token, index.shared_form()), settings.RANK_INDEX_SHARED_SECONDS)
+        seconds = settings.RANK_INDEX_SHARED_SECONDS
+        shared_set(RANK_INDEX_KEY, (token, index.shared_form()), seconds)
+        shared_set(f"{RANK_INDEX_KEY}:token", token, seconds)  # after the entry it names
 
 
 def _term_key(index: rankindex.RankIndex, term: str) -> str:
@@ -495,13 +514,14 @@ _TERM_FETCHES_LOCK = threading.Lock()
 
 
 def _term_places(index: rankindex.RankIndex, token: str, term: str) -> array | None:
-    """`term`'s places in this build (None: the data changed since the build; the SQL path
-    answers).
+    """`term`'s places in this build; None: the SQL path answers (the data changed during
+    the search, or the search another request is running took longer than this one waits).
 
     A term is searched once per build: kept here, or shared by another process holding the
     same build, or fetched by one query, which the other requests asking it meanwhile wait
     for (in this process, and with Redis in the others too) instead of each answering
-    through the SQL path, whose COUNT and window read the same rows and more."""
+    through the SQL path, whose COUNT and window read the same rows and more. No request
+    waits longer than RANK_TERM_WAIT_SECONDS, well inside its database deadline."""
     if (places := index.cached_term(term)) is not None:
         return places
     if (places := _shared_term(index, term)) is not None:
@@ -512,11 +532,13 @@ def _term_places(index: rankindex.RankIndex, token: str, term: str) -> array | N
         if running is None:
             _TERM_FETCHES[key] = threading.Event()
     if running is not None:
-        running.wait(timeout=RANK_INDEX_WAIT_SECONDS)
+        running.wait(timeout=RANK_TERM_WAIT_SECONDS)
         return index.cached_term(term)
+    claim = None
     try:
-        if (places := _wait_for_another_process(index, term)) is not None:
-            return places
+        claim, places = _claim_term(index, term)
+        if claim is None:
+            return places  # shared by the process that searched it, or None: it still is
         places = index.fetch_term(term, db=PRIMARY)
         if _read_tokens().get("data") != token:
             return None  # a write committed meanwhile: the places may be newer than the index
@@ -524,25 +546,33 @@ def _term_places(index: rankindex.RankIndex, token: str, term: str) -> array | N
         _share_term(index, term)
         return places
     finally:
+        if claim:
+            cache.delete(claim)  # shared or given up: nobody waits for this search any more
         with _TERM_FETCHES_LOCK:
             _TERM_FETCHES.pop(key).set()
 
 
-def _wait_for_another_process(index: rankindex.RankIndex, term: str) -> array | None:
-    """The places another process is fetching for this build, once it shares them; None when
-    this process is to fetch them (nobody else is, the cache does not answer, or the other
-    fetch took longer than RANK_TERM_WAIT_SECONDS)."""
+def _claim_term(index: rankindex.RankIndex, term: str) -> tuple[str | None, array | None]:
+    """Whether this process searches `term` for this build: its claim key ("" without a
+    shared cache, or when the cache does not answer), or None with the places another
+    process shared while this one waited (None: it is still searching, after
+    RANK_TERM_WAIT_SECONDS)."""
     if not _shares_rank_index():
-        return None
-    fetching = _term_key(index, term) + ":fetching"
+        return "", None
+    claim = _term_key(index, term) + ":fetching"
     deadline = time.monotonic() + RANK_TERM_WAIT_SECONDS
-    while not cache.add(fetching, 1, timeout=RANK_TERM_WAIT_SECONDS):
-        if cache.get(fetching) is None or time.monotonic() >= deadline:
-            return None
-        time.sleep(0.02)
+    while not cache.add(claim, 1, timeout=RANK_INDEX_WAIT_SECONDS):
+        if cache.get(claim) is None:
+            return "", None  # the cache does not answer: search here
         if (places := _shared_term(index, term)) is not None:
-            return places
-    return None
+            return None, places
+        if time.monotonic() >= deadline:
+            return None, None
+        time.sleep(0.02)
+    if (places := _shared_term(index, term)) is not None:  # shared just before the claim
+        cache.delete(claim)
+        return None, places
+    return claim, None
 
 
 def _page_from_index(

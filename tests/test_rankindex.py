@@ -11,7 +11,7 @@ import threading
 import time
 
 import pytest
-from django.db import connection
+from django.db import OperationalError, connection
 from django.test.utils import CaptureQueriesContext
 
 from openstartup import readcache
@@ -415,3 +415,45 @@ def test_a_request_waits_for_the_worker_already_searching_its_term(shared_cache,
     waiting.join(timeout=10)
     assert searches == [] and len(pages) == 1
     assert summary(pages[0]) == summary(selectors.startup_page(**kwargs))
+
+
+def write_after(term: str):
+    """An execute wrapper that commits a write right after the statement searching `term`:
+    the data changes while the places are being read."""
+
+    def wrapper(execute, sql, params, many, context):
+        result = execute(sql, params, many, context)
+        if any(term in str(param).lower() for param in params or ()):
+            readcache.bump("data")
+        return result
+
+    return wrapper
+
+
+def test_places_searched_while_the_data_changed_are_neither_kept_nor_shared(shared_cache, db):
+    dataset(random.Random(47), count=40)
+    token, index = readcache.RANK_INDEX.current()
+    kwargs = dict(filters=StartupFilters(q="alpha"), offset=0, limit=5, after=None)
+    with connection.execute_wrapper(write_after("alpha")):
+        assert readcache._page_from_index(index, token, **kwargs) is None  # SQL answers
+    assert index.cached_term("alpha") is None
+    assert shared_cache.get(readcache._term_key(index, "alpha")) is None
+    # ... and nobody is left waiting for that search.
+    assert shared_cache.get(readcache._term_key(index, "alpha") + ":fetching") is None
+
+
+def test_a_failed_search_leaves_no_claim_for_other_workers_to_wait_on(shared_cache, db):
+    dataset(random.Random(53), count=40)
+    token, index = readcache.RANK_INDEX.current()
+    kwargs = dict(filters=StartupFilters(q="alpha"), offset=0, limit=5, after=None)
+
+    def failing(execute, sql, params, many, context):
+        if any("alpha" in str(param).lower() for param in params or ()):
+            raise OperationalError("the search failed")
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(failing), pytest.raises(OperationalError):
+        readcache._page_from_index(index, token, **kwargs)
+    assert shared_cache.get(readcache._term_key(index, "alpha") + ":fetching") is None
+    page = readcache._page_from_index(index, token, **kwargs)  # searched again, at once
+    assert summary(page) == summary(selectors.startup_page(**kwargs))
