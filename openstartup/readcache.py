@@ -433,10 +433,18 @@ RANK_INDEX = _RankIndexCopy()
 # only under the token this process has just read from the database.
 RANK_INDEX_KEY = "rank-index-v1"
 RANK_TERMS_VERSION = "rank-terms-v1"
-# How long a background build waits for another process's build of the same data, and a
-# request for the search of its term by another request (then the SQL path answers it).
+# How long a background build waits for another process's build of the same data (and work
+# outside a request for another's search of a term).
 RANK_INDEX_WAIT_SECONDS = 30
-RANK_TERM_WAIT_SECONDS = 2
+# What a request keeps of its database deadline when it waits for another's search of its
+# term: enough for its page's rows, or for the SQL path if the search is not done by then.
+TERM_WAIT_MARGIN_SECONDS = 1.0
+
+
+def _term_wait_seconds() -> float:
+    """How long this request may wait for another's search of its term."""
+    left = dbdeadline.remaining()
+    return RANK_INDEX_WAIT_SECONDS if left is None else max(0.0, left - TERM_WAIT_MARGIN_SECONDS)
 
 
 def _shares_rank_index() -> bool:
@@ -520,8 +528,8 @@ def _term_places(index: rankindex.RankIndex, token: str, term: str) -> array | N
     A term is searched once per build: kept here, or shared by another process holding the
     same build, or fetched by one query, which the other requests asking it meanwhile wait
     for (in this process, and with Redis in the others too) instead of each answering
-    through the SQL path, whose COUNT and window read the same rows and more. No request
-    waits longer than RANK_TERM_WAIT_SECONDS, well inside its database deadline."""
+    through the SQL path, whose COUNT and window read the same rows and more. A request
+    waits at most until a second before its database deadline."""
     if (places := index.cached_term(term)) is not None:
         return places
     if (places := _shared_term(index, term)) is not None:
@@ -532,7 +540,7 @@ def _term_places(index: rankindex.RankIndex, token: str, term: str) -> array | N
         if running is None:
             _TERM_FETCHES[key] = threading.Event()
     if running is not None:
-        running.wait(timeout=RANK_TERM_WAIT_SECONDS)
+        running.wait(timeout=_term_wait_seconds())
         return index.cached_term(term)
     claim = None
     try:
@@ -555,12 +563,12 @@ def _term_places(index: rankindex.RankIndex, token: str, term: str) -> array | N
 def _claim_term(index: rankindex.RankIndex, term: str) -> tuple[str | None, array | None]:
     """Whether this process searches `term` for this build: its claim key ("" without a
     shared cache, or when the cache does not answer), or None with the places another
-    process shared while this one waited (None: it is still searching, after
-    RANK_TERM_WAIT_SECONDS)."""
+    process shared while this one waited (None: it is still searching, and this request
+    has waited as long as its deadline allows)."""
     if not _shares_rank_index():
         return "", None
     claim = _term_key(index, term) + ":fetching"
-    deadline = time.monotonic() + RANK_TERM_WAIT_SECONDS
+    deadline = time.monotonic() + _term_wait_seconds()
     while not cache.add(claim, 1, timeout=RANK_INDEX_WAIT_SECONDS):
         if cache.get(claim) is None:
             return "", None  # the cache does not answer: search here
