@@ -395,13 +395,13 @@ class _RankIndexCopy:
 
     def _build(self, token: str, *, wait: bool = False) -> None:
         started = time.monotonic()
-        index = _shared_index(token, wait=wait)
+        index, claimed = _shared_index(token, wait=wait)
         if index is None:
             try:
                 index = rankindex.build(db=PRIMARY)  # read after the token: never newer
             finally:
-                if wait:  # a background build, which others may be waiting for
-                    _end_build(token)
+                if claimed:  # others may be waiting for this build: not any more
+                    cache.delete(f"{RANK_INDEX_KEY}:building:{token}")
             if _read_tokens().get("data") == token:  # never replace a newer shared build
                 _share_index(token, index)
             # Only a build from the database says how long this dataset takes to build.
@@ -454,13 +454,14 @@ def _shares_rank_index() -> bool:
     return shared and settings.RANK_INDEX_SHARED_SECONDS > 0
 
 
-def _shared_index(token: str, *, wait: bool) -> rankindex.RankIndex | None:
-    """The index another process built under `token`, or None: build it here. With `wait`,
-    while another process holds the build of `token` (at most RANK_INDEX_WAIT_SECONDS), wait
-    for its result instead of reading every startup a second time. Waiting polls the small
-    token entry; the index itself is read once, when its token is the one asked for."""
+def _shared_index(token: str, *, wait: bool) -> tuple[rankindex.RankIndex | None, bool]:
+    """The index another process built under `token` (None: build it here), and whether this
+    process has claimed that build (others then wait for it). With `wait`, while another
+    process holds the build of `token` (at most RANK_INDEX_WAIT_SECONDS), wait for its result
+    instead of reading every startup a second time. Waiting polls the small token entry; the
+    index itself is read once, when its token is the one asked for."""
     if not _shares_rank_index():
-        return None
+        return None, False
     building = f"{RANK_INDEX_KEY}:building:{token}"
     deadline = time.monotonic() + RANK_INDEX_WAIT_SECONDS
     while True:
@@ -468,23 +469,17 @@ def _shared_index(token: str, *, wait: bool) -> rankindex.RankIndex | None:
             found = shared_get(RANK_INDEX_KEY)
             if found is not None and found[0] == token:
                 try:
-                    return rankindex.RankIndex.from_shared_form(found[1])
+                    return rankindex.RankIndex.from_shared_form(found[1]), False
                 except Exception:  # noqa: BLE001 - another version's shape: build it here
                     logger.exception("the shared rank index could not be read")
-                    return None
+                    return None, False
         if not wait or time.monotonic() >= deadline:
-            return None
+            return None, False
         if cache.add(building, 1, timeout=RANK_INDEX_WAIT_SECONDS):
-            return None  # this process builds it
+            return None, True  # this process builds it
         if cache.get(building) is None:
-            return None  # the cache is unreachable (or the builder just gave up)
+            return None, False  # the cache is unreachable (or the builder just gave up)
         time.sleep(0.1)
-
-
-def _end_build(token: str) -> None:
-    """The build of `token` is over here (shared or failed): nobody waits for it any more."""
-    if _shares_rank_index():
-        cache.delete(f"{RANK_INDEX_KEY}:building:{token}")
 
 
 def _share_index(token: str, index: rankindex.RankIndex) -> None:
