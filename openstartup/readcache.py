@@ -34,6 +34,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from contextvars import ContextVar
 from dataclasses import asdict
+from functools import partial
 from typing import Any, Literal
 
 import orjson
@@ -454,32 +455,46 @@ def _shares_rank_index() -> bool:
     return shared and settings.RANK_INDEX_SHARED_SECONDS > 0
 
 
+def _wait_or_claim(claim: str, ready: Callable[[], Any], seconds: float) -> tuple[Any, bool]:
+    """What `ready()` returns once another process has made it and shared it, else None and
+    whether this process now holds `claim` (it makes the thing, then deletes the claim).
+    While another process holds the claim, wait for its result for at most `seconds`; past
+    that, or when the cache does not answer, make it here without a claim."""
+    deadline = time.monotonic() + seconds
+    while (found := ready()) is None:
+        if cache.add(claim, 1, timeout=RANK_INDEX_WAIT_SECONDS):
+            if (found := ready()) is not None:  # shared just before the claim was free
+                cache.delete(claim)
+                return found, False
+            return None, True
+        if cache.get(claim) is None or time.monotonic() >= deadline:
+            return None, False
+        time.sleep(0.02)
+    return found, False
+
+
 def _shared_index(token: str, *, wait: bool) -> tuple[rankindex.RankIndex | None, bool]:
     """The index another process built under `token` (None: build it here), and whether this
-    process has claimed that build (others then wait for it). With `wait`, while another
-    process holds the build of `token` (at most RANK_INDEX_WAIT_SECONDS), wait for its result
-    instead of reading every startup a second time. Waiting polls the small token entry; the
-    index itself is read once, when its token is the one asked for."""
+    process holds the build's claim. With `wait`, while another process builds it, wait for
+    its result (RANK_INDEX_WAIT_SECONDS at most) instead of reading every startup a second
+    time. Waiting polls the small token entry; the index is read once its token matches."""
     if not _shares_rank_index():
         return None, False
-    building = f"{RANK_INDEX_KEY}:building:{token}"
-    deadline = time.monotonic() + RANK_INDEX_WAIT_SECONDS
-    while True:
-        if shared_get(f"{RANK_INDEX_KEY}:token") == token:
-            found = shared_get(RANK_INDEX_KEY)
-            if found is not None and found[0] == token:
-                try:
-                    return rankindex.RankIndex.from_shared_form(found[1]), False
-                except Exception:  # noqa: BLE001 - another version's shape: build it here
-                    logger.exception("the shared rank index could not be read")
-                    return None, False
-        if not wait or time.monotonic() >= deadline:
-            return None, False
-        if cache.add(building, 1, timeout=RANK_INDEX_WAIT_SECONDS):
-            return None, True  # this process builds it
-        if cache.get(building) is None:
-            return None, False  # the cache is unreachable (or the builder just gave up)
-        time.sleep(0.1)
+
+    def ready() -> rankindex.RankIndex | None:
+        if shared_get(f"{RANK_INDEX_KEY}:token") != token:
+            return None
+        found = shared_get(RANK_INDEX_KEY)
+        if found is None or found[0] != token:
+            return None
+        try:
+            return rankindex.RankIndex.from_shared_form(found[1])
+        except Exception:  # noqa: BLE001 - another version's shape: build it here
+            logger.exception("the shared rank index could not be read")
+            return None
+
+    claim = f"{RANK_INDEX_KEY}:building:{token}"
+    return _wait_or_claim(claim, ready, RANK_INDEX_WAIT_SECONDS if wait else 0)
 
 
 def _share_index(token: str, index: rankindex.RankIndex) -> None:
@@ -504,10 +519,10 @@ def _shared_term(index: rankindex.RankIndex, term: str) -> array | None:
     return places
 
 
-def _share_term(index: rankindex.RankIndex, term: str) -> None:
+def _share_term(index: rankindex.RankIndex, term: str, places: array) -> None:
     """Share the places of `term` this process fetched (call once the data token is known to
     be unchanged since: they are then exact for this build)."""
-    if _shares_rank_index() and (places := index.cached_term(term)) is not None:
+    if _shares_rank_index():
         shared_set(_term_key(index, term), places, settings.RANK_INDEX_SHARED_SECONDS)
 
 
@@ -518,7 +533,8 @@ _TERM_FETCHES_LOCK = threading.Lock()
 
 def _term_places(index: rankindex.RankIndex, token: str, term: str) -> array | None:
     """`term`'s places in this build; None: the SQL path answers (the data changed during
-    the search, or the search another request is running took longer than this one waits).
+    the search, or the search another request of this process runs took longer than this
+    one may wait).
 
     A term is searched once per build: kept here, or shared by another process holding the
     same build, or fetched by one query, which the other requests asking it meanwhile wait
@@ -526,8 +542,6 @@ def _term_places(index: rankindex.RankIndex, token: str, term: str) -> array | N
     through the SQL path, whose COUNT and window read the same rows and more. A request
     waits at most until a second before its database deadline."""
     if (places := index.cached_term(term)) is not None:
-        return places
-    if (places := _shared_term(index, term)) is not None:
         return places
     key = (index.build_id, term)
     with _TERM_FETCHES_LOCK:
@@ -537,45 +551,26 @@ def _term_places(index: rankindex.RankIndex, token: str, term: str) -> array | N
     if running is not None:
         running.wait(timeout=_term_wait_seconds())
         return index.cached_term(term)
-    claim = None
+    claimed = False
     try:
-        claim, places = _claim_term(index, term)
-        if claim is None:
-            return places  # shared by the process that searched it, or None: it still is
+        if _shares_rank_index():
+            claim = _term_key(index, term) + ":fetching"
+            shared, claimed = _wait_or_claim(
+                claim, partial(_shared_term, index, term), _term_wait_seconds()
+            )
+            if shared is not None:
+                return shared
         places = index.fetch_term(term, db=PRIMARY)
         if _read_tokens().get("data") != token:
             return None  # a write committed meanwhile: the places may be newer than the index
         index.keep_term(term, places)
-        _share_term(index, term)
+        _share_term(index, term, places)
         return places
     finally:
-        if claim:
+        if claimed:
             cache.delete(claim)  # shared or given up: nobody waits for this search any more
         with _TERM_FETCHES_LOCK:
             _TERM_FETCHES.pop(key).set()
-
-
-def _claim_term(index: rankindex.RankIndex, term: str) -> tuple[str | None, array | None]:
-    """Whether this process searches `term` for this build: its claim key ("" without a
-    shared cache, or when the cache does not answer), or None with the places another
-    process shared while this one waited (None: it is still searching, and this request
-    has waited as long as its deadline allows)."""
-    if not _shares_rank_index():
-        return "", None
-    claim = _term_key(index, term) + ":fetching"
-    deadline = time.monotonic() + _term_wait_seconds()
-    while not cache.add(claim, 1, timeout=RANK_INDEX_WAIT_SECONDS):
-        if cache.get(claim) is None:
-            return "", None  # the cache does not answer: search here
-        if (places := _shared_term(index, term)) is not None:
-            return None, places
-        if time.monotonic() >= deadline:
-            return None, None
-        time.sleep(0.02)
-    if (places := _shared_term(index, term)) is not None:  # shared just before the claim
-        cache.delete(claim)
-        return None, places
-    return claim, None
 
 
 def _page_from_index(

@@ -172,12 +172,14 @@ def test_a_slow_build_runs_in_the_background_while_sql_answers(settings, why):
     assert summary(from_index) == summary(expected)
 
 
-def searches_for(term: str, sink: list[str]):
-    """An execute wrapper that notes every statement searching for `term`."""
+def searches_for(term: str, sink: list[str], *, seconds: float = 0):
+    """An execute wrapper that notes every statement searching for `term` (and makes it take
+    at least `seconds`, so that requests arriving meanwhile find it running)."""
 
     def wrapper(execute, sql, params, many, context):
         if any(term in str(param).lower() for param in params or ()):
             sink.append(sql)
+            time.sleep(seconds)
         return execute(sql, params, many, context)
 
     return wrapper
@@ -220,10 +222,10 @@ def test_a_new_term_is_searched_once_while_the_requests_asking_it_wait(settings)
     searches: list[str] = []
 
     def request():
-        with connection.execute_wrapper(searches_for("alpha", searches)):
+        with connection.execute_wrapper(searches_for("alpha", searches, seconds=0.5)):
             return readcache._page_from_index(index, token, **kwargs)
 
-    pages = in_threads(4, request)
+    pages = in_threads(4, request)  # the search takes 0.5 s: three arrive while it runs
     assert len(searches) == 1  # one search for four requests, none of them through SQL
     expected = summary(selectors.startup_page(**kwargs))
     assert [summary(page) for page in pages] == [expected] * 4
@@ -410,8 +412,9 @@ def test_a_request_waits_for_the_worker_already_searching_its_term(shared_cache,
     waiting.start()
     time.sleep(0.5)
     assert waiting.is_alive() and index.cached_term("alpha") is None  # waits, does not search
-    other.keep_term("alpha", other.fetch_term("alpha", db="default"))
-    readcache._share_term(other, "alpha")
+    places = other.fetch_term("alpha", db="default")
+    other.keep_term("alpha", places)
+    readcache._share_term(other, "alpha", places)
     waiting.join(timeout=10)
     assert searches == [] and len(pages) == 1
     assert summary(pages[0]) == summary(selectors.startup_page(**kwargs))
