@@ -325,6 +325,11 @@ def database_from_url(url: str) -> dict:
             # no server-side (named) cursors and no prepared statements.
             database["DISABLE_SERVER_SIDE_CURSORS"] = True
             options["prepare_threshold"] = None
+        else:
+            # psycopg's own default (Django turns it off): a statement is prepared on its
+            # 5th use. Only the hot statements sent through `prepared_cursor` bind on the
+            # server and so can be; the ORM's client-side binding never prepares.
+            options.setdefault("prepare_threshold", 5)
     elif database["ENGINE"] == "django.db.backends.sqlite3":
         # As the built-in SQLite database: writers queue for the lock instead of failing.
         options.setdefault("transaction_mode", "IMMEDIATE")

@@ -213,3 +213,12 @@ def test_postgresql_only_options_go_to_postgresql_only(tmp_path):
     assert postgres["ENGINE"] == "openstartup.postgresql"  # Django's, deadline-aware connect
     assert postgres["OPTIONS"]["connect_timeout"] >= 5  # longer than a slow handshake
     assert postgres["OPTIONS"]["keepalives"] == 1
+
+
+def test_statements_are_prepared_unless_behind_pgbouncer_in_transaction_mode(monkeypatch):
+    from openstartup import settings as project_settings
+
+    url = "postgres://u@db.example:5432/app"
+    assert project_settings.database_from_url(url)["OPTIONS"]["prepare_threshold"] == 5
+    monkeypatch.setattr(project_settings, "PGBOUNCER_TRANSACTION_MODE", True)
+    assert project_settings.database_from_url(url)["OPTIONS"]["prepare_threshold"] is None
