@@ -102,10 +102,17 @@ def next_reset(now: datetime) -> datetime:
     return datetime(year, month, 1, tzinfo=UTC)
 
 
-def _rows(*, caller: Caller, month: date) -> QuerySet[MonthlyUsage]:
+def _owner(caller: Caller) -> tuple[str, int | str]:
+    """The column naming the caller's usage and hold rows (account or client address), and its
+    value: what every query of this module selects the caller's rows by."""
     if caller.account_id is not None:
-        return MonthlyUsage.objects.filter(account_id=caller.account_id, month=month)
-    return MonthlyUsage.objects.filter(client=caller.client, month=month)
+        return "account_id", caller.account_id
+    return "client", caller.client
+
+
+def _rows(*, caller: Caller, month: date) -> QuerySet[MonthlyUsage]:
+    column, value = _owner(caller)
+    return MonthlyUsage.objects.filter(**{column: value}, month=month)
 
 
 def _quota_exceeded(*, plan: PlanLimits, now: datetime) -> QuotaExceeded:
@@ -165,21 +172,15 @@ def _charge_and_hold(
     transaction elsewhere."""
     allowance = caller.plan.monthly_allowance
     expires = now + timedelta(seconds=settings.QUOTA_HOLD_SECONDS)
-    who, key = _who(caller)
+    column, key = _owner(caller)
     usage, holds = MonthlyUsage._meta.db_table, QuotaHold._meta.db_table
-    month_value = connection.ops.adapt_datefield_value(month)
+    undelivered, undelivered_params = _expired_holds_sql(caller, month, now)
     charge = (
         f"UPDATE {usage} SET used = used + %s "  # noqa: S608 - table names
-        f"WHERE {who} AND month = %s AND used <= %s "
-        f"RETURNING used - {_UNDELIVERED.format(holds=holds, who=who)}"
+        f"WHERE {column} = %s AND month = %s AND used <= %s RETURNING used - {undelivered}"
     )
-    params = [
-        records,
-        key,
-        month_value,
-        allowance - records,
-        *_undelivered_params(caller, month, now),
-    ]
+    month_value = connection.ops.adapt_datefield_value(month)
+    params = [records, key, month_value, allowance - records, *undelivered_params]
     if connection.vendor == "postgresql":
         sql = (
             f"WITH charged AS ({charge} AS counted) "  # noqa: S608 - table names
@@ -208,25 +209,17 @@ def _charge_and_hold(
         return hold.pk, row[0]
 
 
-# The records held this month by answers that never went out (their holds expired): not
-# counted as used, they are given back. Parameters: `_undelivered_params`.
-_UNDELIVERED = (
-    "COALESCE((SELECT SUM(records) FROM {holds} "
-    "WHERE {who} AND month = %s AND expires_at <= %s), 0)"
-)
-
-
-def _undelivered_params(caller: Caller, month: date, now: datetime) -> list:
+def _expired_holds_sql(caller: Caller, month: date, now: datetime) -> tuple[str, list]:
+    """Plain SQL for the records the caller's answers that never went out hold in `month`
+    (their holds expired): not counted as used, they are given back. The expression and its
+    parameters, for the charge and `quota_status` alike."""
+    column, key = _owner(caller)
+    sql = (
+        f"COALESCE((SELECT SUM(records) FROM {QuotaHold._meta.db_table} "  # noqa: S608
+        f"WHERE {column} = %s AND month = %s AND expires_at <= %s), 0)"
+    )
     ops = connection.ops
-    key = _who(caller)[1]
-    return [key, ops.adapt_datefield_value(month), ops.adapt_datetimefield_value(now)]
-
-
-def _who(caller: Caller) -> tuple[str, int | str]:
-    """The caller's condition in plain SQL on a usage or hold row, and its parameter."""
-    if caller.account_id is not None:
-        return "account_id = %s", caller.account_id
-    return "client = %s", caller.client
+    return sql, [key, ops.adapt_datefield_value(month), ops.adapt_datetimefield_value(now)]
 
 
 def quota_release_expired(*, caller: Caller, now: datetime | None = None) -> int:
@@ -346,29 +339,23 @@ def quota_delivery() -> Iterator[Callable[[HttpResponse], None]]:
 
 
 def _holds(*, caller: Caller) -> QuerySet[QuotaHold]:
-    if caller.account_id is not None:
-        return QuotaHold.objects.filter(account_id=caller.account_id)
-    return QuotaHold.objects.filter(client=caller.client)
+    column, value = _owner(caller)
+    return QuotaHold.objects.filter(**{column: value})
 
 
 def quota_status(*, caller: Caller, now: datetime | None = None) -> QuotaStatus:
     """The caller's plan and this month's usage (one read). Records held by answers that
     never went out (expired holds) are not counted: they are given back."""
     now = now or timezone.now()
-    who, key = _who(caller)
-    usage, holds = MonthlyUsage._meta.db_table, QuotaHold._meta.db_table
-    sql = (
-        f"SELECT used - {_UNDELIVERED.format(holds=holds, who=who)} "  # noqa: S608 - tables
-        f"FROM {usage} WHERE {who} AND month = %s"
-    )
     month = month_start(now)
-    params = [
-        *_undelivered_params(caller, month, now),
-        key,
-        connection.ops.adapt_datefield_value(month),
-    ]
+    column, key = _owner(caller)
+    undelivered, params = _expired_holds_sql(caller, month, now)
+    sql = (
+        f"SELECT used - {undelivered} FROM {MonthlyUsage._meta.db_table} "  # noqa: S608
+        f"WHERE {column} = %s AND month = %s"
+    )
     with connection.cursor() as cursor:
-        cursor.execute(sql, params)
+        cursor.execute(sql, [*params, key, connection.ops.adapt_datefield_value(month)])
         row = cursor.fetchone()
-    used = row[0] if row is not None else 0
-    return QuotaStatus(plan=caller.plan, used=max(0, used or 0), resets_at=next_reset(now))
+    used = row[0] if row is not None else 0  # no row yet: nothing used this month
+    return QuotaStatus(plan=caller.plan, used=max(0, used), resets_at=next_reset(now))

@@ -9,7 +9,9 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from startups.fieldsets import field_names
 from startups.models import Startup
+from startups.serializers import StartupListSerializer
 from tests.factories import (
     bearer,
     make_account,
@@ -219,9 +221,6 @@ def test_sparse_fieldsets_on_list_and_detail(client, twelve):
 def test_a_long_fieldset_within_the_documented_length_is_read_whole(client, twelve):
     # The document allows `fields` up to 500 characters: every name, spaced and said twice
     # (as a client assembling it from parts may), is about 360 of them.
-    from startups.fieldsets import field_names
-    from startups.serializers import StartupListSerializer
-
     names = sorted(field_names(StartupListSerializer))
     wanted = ", ".join(names * 2)
     assert 200 < len(wanted) <= 500, len(wanted)
