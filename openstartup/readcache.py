@@ -403,7 +403,7 @@ class _RankIndexCopy:
                 index = rankindex.build(db=PRIMARY)  # read after the token: never newer
             finally:
                 if claimed:  # others may be waiting for this build: not any more
-                    cache.delete(f"{RANK_INDEX_KEY}:building:{token}")
+                    cache.delete(_build_claim(token))
             if _read_tokens().get("data") == token:  # never replace a newer shared build
                 _share_index(token, index)
             # Only a build from the database says how long this dataset takes to build.
@@ -494,8 +494,12 @@ def _shared_index(token: str, *, wait: bool) -> tuple[rankindex.RankIndex | None
             logger.exception("the shared rank index could not be read")
             return None
 
-    claim = f"{RANK_INDEX_KEY}:building:{token}"
-    return _wait_or_claim(claim, ready, RANK_INDEX_WAIT_SECONDS if wait else 0)
+    return _wait_or_claim(_build_claim(token), ready, RANK_INDEX_WAIT_SECONDS if wait else 0)
+
+
+def _build_claim(token: str) -> str:
+    """The key a process holds while it builds the index of `token` for every process."""
+    return f"{RANK_INDEX_KEY}:building:{token}"
 
 
 def _share_index(token: str, index: rankindex.RankIndex) -> None:

@@ -350,7 +350,7 @@ def test_a_background_build_waits_for_the_worker_already_building_the_same_data(
     dataset(random.Random(37), count=40)
     token = readcache.current("data")
     # Another worker holds the build of this data ...
-    assert shared_cache.add(f"{readcache.RANK_INDEX_KEY}:building:{token}", 1, timeout=30)
+    assert shared_cache.add(readcache._build_claim(token), 1, timeout=30)
     copy = readcache.RANK_INDEX
     assert copy.current() is None  # SQL answers while this worker waits for it
     other = rankindex.build(db="default")
