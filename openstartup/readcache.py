@@ -9,6 +9,12 @@ token it was built with. So every server answers alike from the moment a write c
 nothing the shared cache (Redis) does (paused, partitioned, restarted from an old snapshot,
 failed over) can bring a revoked key or an old plan back: Redis never holds a token.
 
+One exception, for speed: a request that needs only the data token (an anonymous one: a
+cached `/api/ai` answer, a public page, MCP) takes it from this process's watch instead
+(openstartup/tokenwatch.py, PostgreSQL's LISTEN/NOTIFY), so a cached answer sends no query.
+Other servers' writes show there within milliseconds, never later than the watch's
+MAX_LAG_SECONDS (1 s) when the watch is cut off. The "auth" token (keys, plans) is always read.
+
 The token is read before the rows a copy is built from, so a copy can only be older than its
 token, never newer: a write that commits between the two replaced the token, and the copy is
 never served. Rows that fill a copy are read from the primary (`.using("default")` in the
@@ -43,7 +49,7 @@ from django.core import signals as core_signals
 from django.core.cache import cache, caches
 from django.core.cache.backends.dummy import DummyCache
 from django.core.cache.backends.locmem import LocMemCache
-from django.db import InterfaceError, OperationalError
+from django.db import InterfaceError, OperationalError, transaction
 from django.db import connections as db_connections
 from django.db.models import QuerySet, Subquery
 from django.db.models.base import ModelState
@@ -53,7 +59,7 @@ from django.http import HttpRequest
 
 from accounts.models import User
 from apikeys.models import ApiKey, Subscription
-from openstartup import dbdeadline
+from openstartup import dbdeadline, tokenwatch
 from openstartup.formats import site_url
 from openstartup.models import Generation
 from openstartup.postgresql import prepared_cursor
@@ -147,13 +153,33 @@ def _token_rows(connection: Any) -> dict[str, str]:
 
 
 def current(kind: Kind) -> str | None:
-    """The kind's token, read once per request."""
+    """The kind's token, read once per request (and kept for the rest of it, so whatever the
+    request fills is filed under the token it read first)."""
     tokens = _request_tokens.get()
     if tokens is None:
         return _read_tokens().get(kind)
-    if not tokens:  # first use in this request: one query for every kind
-        tokens.update(_read_tokens())
+    if kind in tokens:
+        return tokens[kind]
+    if kind == "data" and (watched := _watched()) is not None:
+        tokens.setdefault("data", watched["data"])
+        return tokens["data"]
+    # One query for every kind; a data token the request already holds stays.
+    tokens.update({**_read_tokens(), **tokens})
     return tokens.get(kind)
+
+
+TOKEN_WATCH = tokenwatch.TokenWatch(PRIMARY)
+
+
+def _watched() -> dict[str, str] | None:
+    """The tokens as this process's watch holds them, where a lag of milliseconds is
+    harmless: only the data token (a revoked key or a changed plan is always read from the
+    database), never inside a transaction (which must see its own writes), and only while
+    the watch is confirmed (openstartup/tokenwatch.py)."""
+    if db_connections[PRIMARY].in_atomic_block or not tokenwatch.available(PRIMARY):
+        return None
+    watched = TOKEN_WATCH.tokens()
+    return watched if watched is not None and "data" in watched else None
 
 
 def bump(kind: Kind) -> None:
@@ -166,6 +192,11 @@ def bump(kind: Kind) -> None:
             [Generation(kind=kind, token=token)], ignore_conflicts=True
         )
         Generation.objects.using(PRIMARY).filter(kind=kind).update(token=token)
+    if db_connections[PRIMARY].vendor == "postgresql":
+        # Delivered to every watching process when this transaction commits.
+        with db_connections[PRIMARY].cursor() as cursor:
+            cursor.execute("SELECT pg_notify(%s, %s)", [tokenwatch.CHANNEL, kind])
+    transaction.on_commit(partial(TOKEN_WATCH.saw, kind, token), using=PRIMARY)
     tokens = _request_tokens.get()
     if tokens is not None:
         tokens.clear()  # read again (this request may fill copies after its own write)

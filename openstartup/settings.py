@@ -188,6 +188,10 @@ QUOTA_HOLD_SECONDS = env_int("QUOTA_HOLD_SECONDS", 120)
 # by generation tokens in the database (openstartup/readcache.py); also the longest an unchanged
 # copy is kept. 0 turns copies off (and shared entries then only age out).
 READ_CACHE_SECONDS = env_int("READ_CACHE_SECONDS", 300)
+# Each process keeps the data generation token in memory, current through PostgreSQL's
+# LISTEN/NOTIFY, so a cached anonymous answer sends no query (openstartup/tokenwatch.py).
+# PostgreSQL only, never behind PGBOUNCER_TRANSACTION_MODE; 0 reads the token on every request.
+READ_TOKEN_WATCH = env_bool("READ_TOKEN_WATCH", True)
 # The rank index (startups/rankindex.py: list totals and ranks by binary search, kept per
 # process under the data token) is rebuilt in the request that finds it stale while a build
 # takes at most RANK_INDEX_INLINE_SECONDS; past that (about 100,000 startups), in a background

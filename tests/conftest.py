@@ -44,6 +44,14 @@ def _no_fair_use_limit(settings):
 
 
 @pytest.fixture(autouse=True)
+def _no_token_watch(settings):
+    """The token watch holds a session on the test database, which is dropped at teardown:
+    in this process only the tests of the watch turn it on (and stop it). Servers the tests
+    start run with the production default."""
+    settings.READ_TOKEN_WATCH = False
+
+
+@pytest.fixture(autouse=True)
 def _clear_cache():
     """No test sees another's cached answers (nor another's fair-use buckets)."""
     clear_caches()
