@@ -1,5 +1,7 @@
 """The one table the project package owns: the read-cache generation tokens (readcache.py)."""
 
+from typing import Any
+
 from django.db import models
 
 
@@ -17,3 +19,10 @@ class Generation(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind}: {self.token}"
+
+
+def generation_tokens(cursor: Any) -> dict[str, str]:
+    """Every kind's token through `cursor` (a Django cursor or a psycopg connection's), in
+    plain SQL: about half the CPU of the ORM's compile and rows, on nearly every request."""
+    cursor.execute(f'SELECT kind, token FROM "{Generation._meta.db_table}"')  # noqa: S608
+    return dict(cursor.fetchall())

@@ -27,11 +27,12 @@ import psycopg
 from django.conf import settings
 from django.db import connections
 
-from openstartup.models import Generation
+from openstartup.models import generation_tokens
 
 logger = logging.getLogger(__name__)
 
 CHANNEL = "openstartup_generation"
+APPLICATION_NAME = "openstartup-token-watch"  # the listener's session in pg_stat_activity
 HEARTBEAT_SECONDS = 0.25
 MAX_LAG_SECONDS = 1.0
 RETRY_SECONDS = 1.0
@@ -125,15 +126,16 @@ class TokenWatch:
         with self._lock:
             writes = self._writes
         sent = time.monotonic()
-        table = Generation._meta.db_table
-        rows = conn.execute(f'SELECT kind, token FROM "{table}"').fetchall()  # noqa: S608
+        with conn.cursor() as cursor:
+            tokens = generation_tokens(cursor)
         with self._lock:
             if writes == self._writes:  # else a local write may be newer: the next beat reads
-                self._tokens, self._confirmed = dict(rows), sent
+                self._tokens, self._confirmed = tokens, sent
 
     def _params(self) -> dict[str, Any]:
         params = connections[self.alias].get_connection_params()
         for name in _DJANGO_ONLY:
             params.pop(name, None)
         params["prepare_threshold"] = None
+        params["application_name"] = APPLICATION_NAME
         return params

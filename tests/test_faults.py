@@ -753,6 +753,9 @@ def test_a_cached_answer_is_one_round_trip_and_a_killed_kept_connection_is_repla
             "READ_CACHE_SECONDS": "300",
             "GUNICORN_ACCESS_LOG": "",
             "LOG_LEVEL": "CRITICAL",
+            # The token read per request, as behind PgBouncer or for a request with a key (an
+            # anonymous one otherwise takes it from the watch: tests/test_tokenwatch.py).
+            "READ_TOKEN_WATCH": "0",
         }
         with gunicorn_server(env) as port:
             for _ in range(3):  # the answer is cached, the connection kept

@@ -78,6 +78,7 @@ def _discovery(client) -> list[str]:
 def test_a_cached_anonymous_answer_sends_no_query(client, watch, django_assert_num_queries):
     make_ai_startup(name="Watched", description="first")
     _confirmed(watch)
+    assert _listeners() == 1
     assert _discovery(client) == ["first"]
     with django_assert_num_queries(0):
         assert _discovery(client) == ["first"]
@@ -92,7 +93,18 @@ def test_without_the_watch_every_answer_reads_the_tokens(
     assert _discovery(client) == ["first"]
     with django_assert_num_queries(1):
         assert _discovery(client) == ["first"]
-    assert watch.tokens() is None  # and no listener was started for it
+    assert _listeners() == 0  # and no listener was started for it
+
+
+def _listeners() -> int:
+    """Sessions of a token watch on the test database."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*) FROM pg_stat_activity "
+            "WHERE datname = current_database() AND application_name = %s",
+            [tokenwatch.APPLICATION_NAME],
+        )
+        return cursor.fetchone()[0]
 
 
 def test_a_write_committed_by_another_process_shows_on_the_next_answers(client, watch, monkeypatch):
@@ -191,3 +203,25 @@ def test_a_keyed_request_never_takes_the_auth_token_from_the_watch(client, watch
     response = client.get("/api/v1/startups/watched", **headers)
     assert response.status_code == 401
     assert response.json()["error"]["code"] == "invalid_api_key"
+
+
+def test_a_request_keeps_the_data_token_it_took_first(watch, monkeypatch):
+    """A request that took the data token from the watch and then reads the tokens (its key)
+    keeps the first one, so what it fills is filed under the token it read before the rows."""
+    from django.core import signals
+
+    monkeypatch.setattr(tokenwatch, "HEARTBEAT_SECONDS", 60.0)
+    monkeypatch.setattr(tokenwatch, "MAX_LAG_SECONDS", 120.0)
+    _confirmed(watch)
+    signals.request_started.send(sender=None)
+    try:
+        first = readcache.current("data")
+        _other_server(
+            f'UPDATE "{Generation._meta.db_table}" SET token = %s WHERE kind = %s',  # noqa: S608
+            ("written-elsewhere", "data"),
+        )
+        assert readcache.current("auth") is not None  # both tokens read from the database
+        assert readcache.current("data") == first
+    finally:
+        signals.request_finished.send(sender=None)
+    assert readcache.current("data") == "written-elsewhere"  # the next request's
