@@ -19,6 +19,8 @@ SQLite needs nothing: its tables are small in development and the model's indexe
 
 from django.db import migrations
 
+from startups.migrations._postgresql import postgresql_indexes
+
 INDEXES = [
     (
         "startup_rank_order",
@@ -41,25 +43,9 @@ INDEXES = [
     ("startup_category_trgm", "USING gin (UPPER(category::text) gin_trgm_ops)"),
     ("startup_description_trgm", "USING gin (UPPER(description::text) gin_trgm_ops)"),
 ]
-TABLE = "startups_startup"
-
-
-def create_indexes(apps, schema_editor):
-    if schema_editor.connection.vendor != "postgresql":
-        return
-    schema_editor.execute("CREATE EXTENSION IF NOT EXISTS pg_trgm")
-    for name, definition in INDEXES:
-        schema_editor.execute(f"CREATE INDEX IF NOT EXISTS {name} ON {TABLE} {definition}")
-
-
-def drop_indexes(apps, schema_editor):
-    if schema_editor.connection.vendor != "postgresql":
-        return
-    for name, _ in INDEXES:
-        schema_editor.execute(f"DROP INDEX IF EXISTS {name}")
 
 
 class Migration(migrations.Migration):
     dependencies = [("startups", "0001_initial")]
 
-    operations = [migrations.RunPython(create_indexes, drop_indexes, elidable=False)]
+    operations = [postgresql_indexes(INDEXES, extensions=("pg_trgm",))]

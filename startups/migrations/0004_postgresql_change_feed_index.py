@@ -5,22 +5,13 @@ seeks (`updated_at < x OR (updated_at = x AND slug > y)`) are index walks with n
 
 from django.db import migrations
 
+from startups.migrations._postgresql import postgresql_indexes
+
 NAME = "startup_updated_order"
 DEFINITION = "(updated_at DESC, slug) INCLUDE (id, name, mrr) WHERE is_published"
-TABLE = "startups_startup"
-
-
-def create_index(apps, schema_editor):
-    if schema_editor.connection.vendor == "postgresql":
-        schema_editor.execute(f"CREATE INDEX IF NOT EXISTS {NAME} ON {TABLE} {DEFINITION}")
-
-
-def drop_index(apps, schema_editor):
-    if schema_editor.connection.vendor == "postgresql":
-        schema_editor.execute(f"DROP INDEX IF EXISTS {NAME}")
 
 
 class Migration(migrations.Migration):
     dependencies = [("startups", "0003_revenue_snapshots_and_growth")]
 
-    operations = [migrations.RunPython(create_index, drop_index, elidable=False)]
+    operations = [postgresql_indexes([(NAME, DEFINITION)])]

@@ -5,24 +5,15 @@ and the page's ids come from the index alone. SQLite needs nothing."""
 
 from django.db import migrations
 
+from startups.migrations._postgresql import postgresql_indexes
+
 NAME = "startup_growth_order"
 DEFINITION = (
     "(growth_30d DESC NULLS LAST, lower(name), slug) INCLUDE (id, name, mrr) WHERE is_published"
 )
-TABLE = "startups_startup"
-
-
-def create_index(apps, schema_editor):
-    if schema_editor.connection.vendor == "postgresql":
-        schema_editor.execute(f"CREATE INDEX IF NOT EXISTS {NAME} ON {TABLE} {DEFINITION}")
-
-
-def drop_index(apps, schema_editor):
-    if schema_editor.connection.vendor == "postgresql":
-        schema_editor.execute(f"DROP INDEX IF EXISTS {NAME}")
 
 
 class Migration(migrations.Migration):
     dependencies = [("startups", "0004_postgresql_change_feed_index")]
 
-    operations = [migrations.RunPython(create_index, drop_index, elidable=False)]
+    operations = [postgresql_indexes([(NAME, DEFINITION)])]
