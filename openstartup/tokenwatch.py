@@ -38,9 +38,6 @@ MAX_LAG_SECONDS = 1.0
 RETRY_SECONDS = 1.0
 WAIT_SECONDS = 0.1
 
-# Django's connection parameters that are not libpq's (psycopg.connect refuses or ignores them).
-_DJANGO_ONLY = ("context", "cursor_factory", "isolation_level", "assume_role", "pool")
-
 
 def available(alias: str) -> bool:
     """Whether `alias` can be watched: PostgreSQL, reached directly, and the setting on."""
@@ -133,9 +130,7 @@ class TokenWatch:
                 self._tokens, self._confirmed = tokens, sent
 
     def _params(self) -> dict[str, Any]:
+        """Django's own parameters for the alias (what it passes to psycopg.connect itself: it
+        has already taken out its own options), unprepared and named in pg_stat_activity."""
         params = connections[self.alias].get_connection_params()
-        for name in _DJANGO_ONLY:
-            params.pop(name, None)
-        params["prepare_threshold"] = None
-        params["application_name"] = APPLICATION_NAME
-        return params
+        return {**params, "prepare_threshold": None, "application_name": APPLICATION_NAME}
