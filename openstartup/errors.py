@@ -13,6 +13,7 @@ from rest_framework import exceptions, serializers, status
 from rest_framework.response import Response
 
 from openstartup.requestid import current_request_id
+from openstartup.surfaces import is_api, is_machine_read
 
 
 class ApiError(exceptions.APIException):
@@ -235,14 +236,10 @@ def mcp_api_error(
     return JsonResponse(body, status=status, headers=headers or None)
 
 
-def _is_api(request: HttpRequest) -> bool:
-    return request.path.startswith("/api/") or request.path == "/llms.txt"
-
-
 def handler400(request: HttpRequest, exception: Exception | None = None):
     """Requests Django refuses before any view runs (a bad Host header, more query parameters
     than DATA_UPLOAD_MAX_NUMBER_FIELDS, ...): JSON 400 under /api/, Django's page elsewhere."""
-    if _is_api(request):
+    if is_machine_read(request.path):
         return json_error("invalid_request", "The request is malformed and was refused.", 400)
     from django.views.defaults import bad_request
 
@@ -251,7 +248,7 @@ def handler400(request: HttpRequest, exception: Exception | None = None):
 
 def handler404(request: HttpRequest, exception: Exception | None = None):
     """JSON under /api/, the site's styled page (templates/404.html) elsewhere."""
-    if request.path.startswith("/api/"):
+    if is_api(request.path):
         return json_error("not_found", f"No route for {request.path}", 404)
     from django.views.defaults import page_not_found
 
@@ -267,7 +264,7 @@ def handler500(request: HttpRequest):
     error = sys.exc_info()[1]
     if is_database_unavailable(error):
         return database_unavailable(request, error)
-    if _is_api(request):
+    if is_machine_read(request.path):
         return json_error("server_error", "Server-side failure; retry later.", 500)
     from django.views.defaults import server_error
 

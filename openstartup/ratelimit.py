@@ -36,6 +36,7 @@ from openstartup.errors import (
     is_mcp,
     mcp_api_error,
 )
+from openstartup.surfaces import is_api, is_machine_read
 from quota.callers import client_address, client_key
 from quota.headers import add_policy_items
 
@@ -180,7 +181,7 @@ def _refusal(request: HttpRequest, error: ApiError) -> HttpResponse:
     path = request.path
     if is_mcp(request):
         return mcp_api_error(request, error.code, error.message, error.status_code, error.headers)
-    if path.startswith("/api/") or path == "/llms.txt":
+    if is_machine_read(path):
         content, content_type = (
             orjson.dumps(error_body(error.code, error.message)),
             "application/json",
@@ -196,9 +197,7 @@ def _refusal(request: HttpRequest, error: ApiError) -> HttpResponse:
 def _key_in_query(request: HttpRequest) -> bool:
     # The raw query string, not request.GET: parsing it here would refuse more parameters
     # than Django parses on routes that never read their query string.
-    return request.path.startswith("/api/") and has_secret_parameter(
-        request.META.get("QUERY_STRING", "")
-    )
+    return is_api(request.path) and has_secret_parameter(request.META.get("QUERY_STRING", ""))
 
 
 def _exempt(path: str) -> bool:

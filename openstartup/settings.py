@@ -247,11 +247,13 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "corsheaders.middleware.CorsMiddleware",
-    "django.contrib.sessions.middleware.SessionMiddleware",
+    # Session, authentication and messages: Django's, for the site's pages only (the API
+    # authenticates by key and never reads them; openstartup/middleware.py).
+    "openstartup.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
-    "django.contrib.auth.middleware.AuthenticationMiddleware",
-    "django.contrib.messages.middleware.MessageMiddleware",
+    "openstartup.middleware.AuthenticationMiddleware",
+    "openstartup.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "openstartup.csp.ContentSecurityPolicyMiddleware",
     "openstartup.middleware.ApiHeadersMiddleware",

@@ -455,3 +455,20 @@ def test_money_is_whole_dollars(client):
     assert item["revenue"]["mrr"] == 123456 and item["revenue"]["arr"] == 1481472
     detail = client.get("/api/v1/startups/big").json()["data"]
     assert isinstance(detail["askingPrice"], int)
+
+
+# --- the site's session stays the site's ------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", ["/api/v1/startups", "/api/ai/discovery", "/api/v1/nowhere"])
+def test_api_answers_never_clear_or_vary_on_the_sites_session_cookie(client, path):
+    """The API authenticates by key only: its answers never set, clear or vary on the site's
+    session cookie, so a browser calling it from this site's pages keeps its cookie, and a
+    cache in between need not split API answers by cookie. The site's pages still manage it."""
+    client.cookies["sessionid"] = "x"  # not a session key Django could have issued
+    response = client.get(path)
+    assert "sessionid" not in response.cookies
+    assert "Cookie" not in response.get("Vary", "")
+    page = client.get("/startups/")
+    assert page.status_code == 200
+    assert page.cookies["sessionid"].value == ""  # the unusable cookie is cleared
