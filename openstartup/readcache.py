@@ -61,8 +61,8 @@ from accounts.models import User
 from apikeys.models import ApiKey, Subscription
 from openstartup import dbdeadline, tokenwatch
 from openstartup.formats import site_url
-from openstartup.models import Generation, generation_tokens
-from openstartup.postgresql import prepared_cursor
+from openstartup.models import GENERATION_TOKENS_SQL, Generation
+from openstartup.postgresql import prepared_rows
 from openstartup.renderers import CamelCaseJSONRenderer, JSONRenderer
 from startups import rankindex, selectors
 from startups.freshness import freshness_epoch
@@ -145,8 +145,7 @@ def _select_tokens() -> dict[str, str]:
 
 
 def _token_rows(connection: Any) -> dict[str, str]:
-    with prepared_cursor(connection) as cursor:  # prepared on PostgreSQL
-        return generation_tokens(cursor)
+    return dict(prepared_rows(connection, GENERATION_TOKENS_SQL))
 
 
 def current(kind: Kind) -> str | None:

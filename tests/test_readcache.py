@@ -15,11 +15,12 @@ from datetime import timedelta
 
 import pytest
 from django.core.management import call_command
+from django.db import connection
 from django.utils import timezone
 
 from apikeys.services import api_key_revoke, subscription_set
 from openstartup import readcache
-from openstartup.models import Generation
+from openstartup.models import GENERATION_TOKENS_SQL, Generation
 from startups.models import Startup
 from tests.factories import (
     make_api_key,
@@ -62,6 +63,24 @@ def test_a_repeated_pro_detail_is_served_with_only_the_token_query(
     assert again.status_code == 200
     assert again.content == first.content
     assert again["X-Service-Plan"] == "Pro"
+
+
+def test_the_token_read_passes_every_execute_wrapper(client, pro):
+    """On PostgreSQL the token read goes through a cursor kept per connection, not Django's
+    cursor wrapper; it must still pass every execute wrapper (the request's database deadline
+    is one) on the request it serves."""
+    make_startup(name="Acme", slug="acme", mrr=100)
+    detail(client, "acme", pro[1])
+    seen = []
+
+    def spy(execute, sql, params, many, context):
+        seen.append(sql)
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(spy):
+        again = detail(client, "acme", pro[1])
+    assert again.status_code == 200
+    assert seen == [GENERATION_TOKENS_SQL]
 
 
 def test_a_free_detail_still_counts_every_record(client):
