@@ -13,7 +13,7 @@ from rest_framework import exceptions, serializers, status
 from rest_framework.response import Response
 
 from openstartup.requestid import current_request_id
-from openstartup.surfaces import is_api, is_machine_read
+from openstartup.surfaces import is_api, is_machine_read, is_mcp_path
 
 
 class ApiError(exceptions.APIException):
@@ -194,7 +194,7 @@ def database_unavailable(
 
 def is_mcp(request: HttpRequest) -> bool:
     """Whether the request is for the MCP endpoint (served with and without a trailing slash)."""
-    return request.path.rstrip("/") == "/api/mcp"
+    return is_mcp_path(request.path)
 
 
 def json_content_type(request: HttpRequest) -> bool:

@@ -6,7 +6,7 @@ from django.contrib.sessions import middleware as sessions_middleware
 from django.http import HttpRequest, HttpResponse
 
 from openstartup.errors import database_unavailable, is_database_unavailable
-from openstartup.surfaces import is_api, is_machine_read
+from openstartup.surfaces import is_api, is_machine_read, is_rest
 
 
 class _SiteOnly:
@@ -51,7 +51,7 @@ class ApiHeadersMiddleware:
     def __call__(self, request: HttpRequest) -> HttpResponse:
         response = self.get_response(request)
         path = request.path
-        if path.startswith("/api/v1/"):
+        if is_rest(path):
             response["Cache-Control"] = "private, no-store"
         if is_machine_read(path):
             response.headers.setdefault("Access-Control-Allow-Origin", "*")

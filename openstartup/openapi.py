@@ -24,9 +24,8 @@ from rest_framework.response import Response
 
 from openstartup.errors import ErrorSerializer
 from openstartup.renderers import camel_key, camelize
+from openstartup.surfaces import AI_PREFIX, REST_PREFIX
 
-REST_PREFIX = "/api/v1/"
-AI_PREFIX = "/api/ai/"
 REST_TAG = "REST (/api/v1, camelCase)"
 AI_TAG = "AI surface (/api/ai, snake_case)"
 

@@ -18,6 +18,7 @@ from rest_framework.settings import api_settings
 
 from openstartup.errors import InvalidApiKey
 from openstartup.formats import iso_timestamp, month_start
+from openstartup.surfaces import is_rest
 from quota.callers import caller_for, request_caller
 from quota.services import (
     Caller,
@@ -136,11 +137,7 @@ class QuotaHeadersMiddleware:
             response = self.get_response(request)
             deliver(response)
         # A 503 means the database is down: the plan cannot be looked up, so none is claimed.
-        if (
-            request.path.startswith("/api/v1/")
-            and PLAN_HEADER not in response
-            and response.status_code != 503
-        ):
+        if is_rest(request.path) and PLAN_HEADER not in response and response.status_code != 503:
             stamp(response, status_of(caller=self._caller(request)))
         return response
 
