@@ -187,14 +187,9 @@ def database_unavailable(
     else:
         message = "The database is unreachable; retry shortly."
     headers = {"Retry-After": str(DATABASE_RETRY_AFTER_SECONDS), "Cache-Control": "no-store"}
-    if request is not None and is_mcp(request):
+    if request is not None and is_mcp_path(request.path):
         return mcp_api_error(request, "service_unavailable", message, 503, headers)
     return json_error("service_unavailable", message, 503, headers=headers)
-
-
-def is_mcp(request: HttpRequest) -> bool:
-    """Whether the request is for the MCP endpoint (served with and without a trailing slash)."""
-    return is_mcp_path(request.path)
 
 
 def json_content_type(request: HttpRequest) -> bool:

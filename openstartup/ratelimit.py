@@ -33,10 +33,9 @@ from openstartup.errors import (
     RateLimited,
     error_body,
     is_database_unavailable,
-    is_mcp,
     mcp_api_error,
 )
-from openstartup.surfaces import is_api, is_machine_read
+from openstartup.surfaces import is_api, is_machine_read, is_mcp_path
 from quota.callers import client_address, client_key
 from quota.headers import add_policy_items
 
@@ -179,7 +178,7 @@ def _refusal(request: HttpRequest, error: ApiError) -> HttpResponse:
     """An error answer in the shape of the surface asked: JSON-RPC on /api/mcp, the API's error
     object elsewhere under /api/ and on /llms.txt, plain text on pages."""
     path = request.path
-    if is_mcp(request):
+    if is_mcp_path(path):
         return mcp_api_error(request, error.code, error.message, error.status_code, error.headers)
     if is_machine_read(path):
         content, content_type = (
