@@ -375,28 +375,27 @@ def storable_slug(slug: str) -> bool:
     return "\x00" not in slug
 
 
-def _people_and_links() -> tuple[Prefetch, Prefetch]:
-    """Founders and socials in the order every profile shows them."""
+def _profile(startups: QuerySet[Startup], slug: str, *more: Prefetch) -> Startup | None:
+    """The startup named `slug` among `startups`, with what every profile shows (its
+    verification, owner and connection; founders and socials in the order shown), or None."""
+    if not storable_slug(slug):
+        return None
     return (
-        Prefetch("founders", queryset=Founder.objects.order_by("position", "id")),
-        Prefetch("socials", queryset=Social.objects.order_by("platform", "id")),
+        startups.select_related("verification", "owner", "provider_connection")
+        .prefetch_related(
+            Prefetch("founders", queryset=Founder.objects.order_by("position", "id")),
+            Prefetch("socials", queryset=Social.objects.order_by("platform", "id")),
+            *more,
+        )
+        .filter(slug=slug)
+        .first()
     )
 
 
 def startup_get(*, slug: str, db: str | None = None) -> Startup | None:
     """One published startup with everything its detail view shows, or None."""
-    if not storable_slug(slug):
-        return None
-    return (
-        published_startups(db=db)
-        .select_related("verification", "owner", "provider_connection")
-        .prefetch_related(
-            *_people_and_links(),
-            Prefetch("verification__monthly", queryset=MonthlyRevenue.objects.order_by("month")),
-        )
-        .filter(slug=slug)
-        .first()
-    )
+    monthly = Prefetch("verification__monthly", queryset=MonthlyRevenue.objects.order_by("month"))
+    return _profile(published_startups(db=db), slug, monthly)
 
 
 def ai_enabled_startups(*, db: str | None = None) -> QuerySet[Startup]:
@@ -467,14 +466,4 @@ def ai_startup_list(
 
 def ai_startup_get(*, slug: str, db: str | None = None) -> Startup | None:
     """One AI-enabled startup with everything its AI profile shows, or None."""
-    if not storable_slug(slug):
-        return None
-    return (
-        ai_enabled_startups(db=db)
-        .select_related("owner", "verification", "provider_connection")
-        .prefetch_related(
-            *_people_and_links(),
-        )
-        .filter(slug=slug)
-        .first()
-    )
+    return _profile(ai_enabled_startups(db=db), slug)
