@@ -24,7 +24,7 @@ from tests.factories import (
     make_startups,
     make_verification,
 )
-from tests.test_browser import CHROMIUM, CHROMIUM_ARGS, chromium_sync_api
+from tests.test_browser import chromium
 
 AXE = Path(__file__).resolve().parent.parent / "node_modules" / "axe-core" / "axe.min.js"
 EMAIL = "phone-founder@example.com"
@@ -40,13 +40,9 @@ VIEWPORTS = {
 
 @pytest.fixture
 def browser(live_server, monkeypatch):
-    sync_api = chromium_sync_api()
     assert AXE.exists(), "axe-core is missing: run `npm ci` (make test does)"
-    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+    with chromium(monkeypatch) as browser:
         yield browser
-        browser.close()
 
 
 def open_page(browser, viewport: str):
