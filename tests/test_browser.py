@@ -44,12 +44,14 @@ def chromium(monkeypatch) -> Iterator:
     monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
     with sync_api.sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
-        # While that loop runs, asgiref's Local (behind django.db.connections) acts as a
-        # context variable, so the test's ORM calls opened a connection of their own; the
-        # test-database teardown runs outside it and would find that session still open.
-        connections.close_all()
+        try:
+            yield browser
+        finally:
+            browser.close()
+            # While that loop runs, asgiref's Local (behind django.db.connections) acts as a
+            # context variable, so the test's ORM calls opened a connection of their own; the
+            # test-database teardown runs outside it and would find that session still open.
+            connections.close_all()
 
 
 @pytest.fixture
