@@ -20,7 +20,7 @@ from django.views.decorators.http import require_safe
 from openstartup.formats import site_url
 from openstartup.readcache import startup_page, startup_profile_json
 from quota.plans import FREE, PRO
-from startups.presentation import badge_svg, revenue_chart, startup_markdown
+from startups.presentation import badge_embed_html, badge_svg, revenue_chart, startup_markdown
 from startups.selectors import (
     SORT_ORDERS,
     StartupFilters,
@@ -181,7 +181,8 @@ def profile_page(request: HttpRequest, slug: str) -> HttpResponse:
     startup = _detail(request, slug)
     verification = startup["verification"]
     chart = revenue_chart(verification["monthly"]) if verification else None
-    return render(request, "startups/profile.html", {"startup": startup, "chart": chart})
+    context = {"startup": startup, "chart": chart, "badge_embed": badge_embed_html(startup)}
+    return render(request, "startups/profile.html", context)
 
 
 @public_page

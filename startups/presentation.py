@@ -3,7 +3,10 @@ pages show exactly what the API serves): the revenue chart, the embeddable badge
 Markdown twin. Plain functions over dicts; no queries."""
 
 from dataclasses import dataclass
-from xml.sax.saxutils import escape
+
+from django.utils.html import escape as html_escape
+
+from openstartup.escaping import markdown_text, markdown_url, xml_text
 
 CHART_WIDTH, CHART_HEIGHT = 640, 220
 CHART_TOP, CHART_BOTTOM, CHART_LEFT = 12, 28, 8
@@ -86,7 +89,9 @@ def badge_svg(startup: dict) -> str:
     value_width = 10 + 7 * len(value)
     width = label_width + value_width
     colour = "#19794a" if startup["revenue"]["verified"] else "#6b7280"
-    title = escape(f"{startup['name']}: {value}")
+    # Attribute and text alike: the name is founder-typed (quotes escaped too). Presentation
+    # attributes only, no style, so the badge renders under `default-src 'none'`.
+    title = xml_text(f"{startup['name']}: {value}")
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="20" role="img" '
         f'aria-label="{title}"><title>{title}</title>'
@@ -95,17 +100,17 @@ def badge_svg(startup: dict) -> str:
         '<g fill="#fff" font-family="Verdana,DejaVu Sans,sans-serif" font-size="11" '
         'text-anchor="middle">'
         f'<text x="{label_width / 2}" y="14">{label}</text>'
-        f'<text x="{label_width + value_width / 2}" y="14">{escape(value)}</text>'
+        f'<text x="{label_width + value_width / 2}" y="14">{xml_text(value)}</text>'
         "</g></svg>"
     )
 
 
-def _md(text: object) -> str:
-    """Text safe inside Markdown prose (no accidental links, emphasis or HTML)."""
-    value = str(text)
-    for char in "\\`*_[]<>|#":
-        value = value.replace(char, "\\" + char)
-    return value.replace("\n", " ")
+def badge_embed_html(startup: dict) -> str:
+    """The HTML a founder copies to show the badge on their own site: the name escaped for the
+    alt attribute (the profile page escapes this snippet again to show it as text)."""
+    profile = html_escape(startup["profile_url"])
+    alt = html_escape(f"{startup['name']} on OpenStartup")
+    return f'<a href="{profile}"><img src="{profile}/badge.svg" alt="{alt}"></a>'
 
 
 def _usd(value: int | None) -> str:
@@ -115,20 +120,24 @@ def _usd(value: int | None) -> str:
 def startup_markdown(startup: dict) -> str:
     """The profile as Markdown for agents (what /llms.txt promises at /startups/{slug}.md)."""
     revenue, verification = startup["revenue"], startup["verification"]
-    lines = [f"# {_md(startup['name'])}", ""]
+    lines = [f"# {markdown_text(startup['name'])}", ""]
     if startup["description"]:
-        lines += [_md(startup["description"]), ""]
+        lines += [markdown_text(startup["description"]), ""]
     facts = [
         ("Category", startup["category"]),
         ("Business type", startup["business_type"]),
         ("Country", startup["country"]),
         ("Founded", startup["founded"]),
         ("Team size", startup["team_size"]),
-        ("Website", startup["website"]),
     ]
     lines += [
-        f"- {name}: {_md(value) if value is not None else 'unknown'}" for name, value in facts
+        f"- {name}: {markdown_text(value) if value is not None else 'unknown'}"
+        for name, value in facts
     ]
+    # A website that is not an http(s) URL is shown as inert text, never linked.
+    website = startup["website"]
+    website_text = markdown_url(website) or (markdown_text(website) if website else "unknown")
+    lines.append(f"- Website: {website_text}")
     lines += [
         f"- MRR: {_usd(revenue['mrr'])} (USD)",
         f"- ARR: {_usd(revenue['arr'])} (USD)",
@@ -146,13 +155,18 @@ def startup_markdown(startup: dict) -> str:
     if startup["founders"]:
         lines += ["## Founders", ""]
         for founder in startup["founders"]:
-            title = f", {_md(founder['title'])}" if founder["title"] else ""
-            links = [url for url in (founder["twitter"], founder["linkedin"]) if url]
-            lines.append(f"- {_md(founder['name'])}{title}" + "".join(f" <{u}>" for u in links))
+            title = f", {markdown_text(founder['title'])}" if founder["title"] else ""
+            links = [markdown_url(url) for url in (founder["twitter"], founder["linkedin"])]
+            line = f"- {markdown_text(founder['name'])}{title}"
+            lines.append(line + "".join(f" {link}" for link in links if link))
         lines.append("")
     if startup["socials"]:
         lines += ["## Links", ""]
-        lines += [f"- {_md(s['platform'])}: <{s['url']}>" for s in startup["socials"]]
+        lines += [
+            f"- {markdown_text(s['platform'])}: {markdown_url(s['url'])}"
+            for s in startup["socials"]
+            if markdown_url(s["url"])
+        ]
         lines.append("")
     if verification and verification["monthly"]:
         lines += [
