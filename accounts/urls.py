@@ -2,7 +2,6 @@ from django.contrib.auth import views as auth_views
 from django.urls import path, reverse_lazy
 
 from accounts import views
-from accounts.forms import PasswordResetByEmailForm
 
 urlpatterns = [
     path("accounts/signup/", views.sign_up, name="signup"),
@@ -23,9 +22,7 @@ urlpatterns = [
     ),
     path(
         "accounts/password/reset/",
-        auth_views.PasswordResetView.as_view(
-            form_class=PasswordResetByEmailForm, success_url=reverse_lazy("password_reset_done")
-        ),
+        views.PasswordResetByEmailView.as_view(),
         name="password_reset",
     ),
     path(

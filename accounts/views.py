@@ -4,13 +4,14 @@ dashboard)."""
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.contrib.auth.views import LoginView
+from django.contrib.auth.views import LoginView, PasswordResetView
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse_lazy
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from accounts.forms import SignInForm, SignUpForm
+from accounts.forms import PasswordResetByEmailForm, SignInForm, SignUpForm
 from accounts.services import account_sign_up, email_confirm, email_confirmation_send
 from accounts.throttle import (
     SIGNUP_THROTTLED_MESSAGE,
@@ -28,6 +29,18 @@ def site_base_url(request: HttpRequest) -> str:
 class SignInView(LoginView):
     form_class = SignInForm
     redirect_authenticated_user = True
+
+
+class PasswordResetByEmailView(PasswordResetView):
+    """Django's reset view; the e-mailed link starts with `site_base_url`, as the confirmation
+    e-mail's does, never with whatever allowed Host (and port) the request named."""
+
+    form_class = PasswordResetByEmailForm
+    success_url = reverse_lazy("password_reset_done")
+
+    def form_valid(self, form):
+        self.extra_email_context = {"base_url": site_base_url(self.request)}
+        return super().form_valid(form)
 
 
 @require_http_methods(["GET", "POST"])
