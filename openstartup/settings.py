@@ -391,8 +391,6 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
-# Password reset e-mails: printed to the console unless another backend is configured.
-EMAIL_BACKEND = os.environ.get("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
 LOGIN_URL = "login"
 # Password sign-in (dashboard and admin) locks out after repeated failures (accounts/throttle.py):
 # SIGNIN_MAX_FAILURES wrong passwords for one account name, or SIGNIN_MAX_FAILURES_PER_ADDRESS
@@ -418,6 +416,12 @@ EMAIL_BACKEND = os.environ.get("EMAIL_BACKEND") or (
     if EMAIL_HOST
     else "django.core.mail.backends.console.EmailBackend"
 )
+if PRODUCTION and not EMAIL_HOST and not os.environ.get("EMAIL_BACKEND"):
+    # Printed to the logs, reset and confirmation links would be anyone's who reads them.
+    raise ImproperlyConfigured(
+        "DJANGO_ENV=production needs EMAIL_HOST (SMTP) or an explicit EMAIL_BACKEND: the "
+        "console backend would print password-reset links to the logs."
+    )
 EMAIL_PORT = env_int("EMAIL_PORT", 587)
 EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
 EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")

@@ -58,7 +58,7 @@ def manage(*args: str, **env: str) -> subprocess.CompletedProcess:
     clean = {
         k: v
         for k, v in os.environ.items()
-        if not k.startswith(("DJANGO_", "PROVIDER_", "ATTESTATION_"))
+        if not k.startswith(("DJANGO_", "PROVIDER_", "ATTESTATION_", "EMAIL_"))
     }
     return subprocess.run(
         [sys.executable, str(MANAGE), *args],
@@ -77,6 +77,7 @@ PRODUCTION = {
     # A test key (base64url of 32 bytes), not used anywhere real.
     "ATTESTATION_SIGNING_KEYS": "cKzF1HqfJ3m1xk4tQ0e8l2Jm0G3a9q6y7Vw2b5nE4sU",
     "SITE_URL": "https://api.example.com",
+    "EMAIL_HOST": "smtp.example.com",
 }
 
 
@@ -122,6 +123,8 @@ def test_production_serves_https_only_with_secure_cookies_and_hsts():
         ({"DJANGO_DEBUG": "1"}, "DJANGO_DEBUG must be off"),
         ({"DJANGO_ENV": "prod"}, "DJANGO_ENV must be development or production"),
         ({"ATTESTATION_SIGNING_KEYS": ""}, "needs ATTESTATION_SIGNING_KEYS"),
+        # Issue 30 §11: no SMTP host and no explicit backend would print reset links to logs.
+        ({"EMAIL_HOST": ""}, "needs EMAIL_HOST (SMTP) or an explicit EMAIL_BACKEND"),
     ],
 )
 def test_production_refuses_to_start_with_development_settings(override, message):
@@ -140,6 +143,25 @@ def test_production_refuses_to_start_without_the_variables_it_needs():
         result = manage("check", **manage_env_without(name))
         assert result.returncode != 0, name
         assert name in result.stderr
+
+
+def test_production_sends_mail_by_smtp_or_an_explicitly_chosen_backend():
+    code = "from django.conf import settings as s; print(s.EMAIL_BACKEND)"
+    unset = manage("shell", "--no-imports", "-c", code, **manage_env_without("EMAIL_HOST"))
+    assert unset.returncode != 0
+    assert "needs EMAIL_HOST (SMTP) or an explicit EMAIL_BACKEND" in unset.stderr
+    smtp = manage("shell", "--no-imports", "-c", code, **PRODUCTION)
+    assert smtp.stdout.strip() == "django.core.mail.backends.smtp.EmailBackend"
+    chosen = "django.core.mail.backends.console.EmailBackend"  # the operator's explicit choice
+    explicit = manage(
+        "shell",
+        "--no-imports",
+        "-c",
+        code,
+        **manage_env_without("EMAIL_HOST", EMAIL_BACKEND=chosen),
+    )
+    assert explicit.returncode == 0, explicit.stderr
+    assert explicit.stdout.strip() == chosen
 
 
 def test_random_secret_keys_are_strong_and_repetitive_ones_are_not():
