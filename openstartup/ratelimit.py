@@ -4,9 +4,11 @@ Every request except the health probes and static files takes a token from its c
 the key's account when a valid key is sent, else the client address (per /64 for IPv6). A
 bucket holds FAIR_USE_REQUESTS_PER_MINUTE tokens (the burst) and refills at that many per
 minute. With Redis the bucket lives there (one atomic script, the server's clock, shared by every
-instance); without it, in this process's memory. An empty bucket answers 429 `rate_limited` with
-`Retry-After` and the IETF draft's `RateLimit`/`RateLimit-Policy` headers (policy "fair-use");
-every limited answer carries those two headers. The monthly allowance is a separate matter
+instance); without it, in this process's memory. It covers the site's HTML pages too (per
+client address): they are public, but not a bulk-read channel. An empty bucket answers 429
+`rate_limited` (a styled page on the site) with `Retry-After` and the IETF draft's
+`RateLimit`/`RateLimit-Policy` headers (policy "fair-use"); every limited answer carries those
+two headers. The monthly allowance is a separate matter
 (quota/).
 
 The limiter is a guard: when Redis cannot be reached, requests pass (logged once a minute).
@@ -24,6 +26,7 @@ import orjson
 from django.conf import settings
 from django.core.cache import cache
 from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
 
 from apikeys.authentication import key_account_of
 from openstartup.accesslog import has_secret_parameter
@@ -176,18 +179,20 @@ def rate_limit_headers(decision: Decision) -> dict[str, str]:
 
 def _refusal(request: HttpRequest, error: ApiError) -> HttpResponse:
     """An error answer in the shape of the surface asked: JSON-RPC on /api/mcp, the API's error
-    object elsewhere under /api/ and on /llms.txt, plain text on pages."""
+    object elsewhere under /api/ and on /llms.txt, the site's styled page (templates/429.html)
+    on the site."""
     path = request.path
     if is_mcp_path(path):
         return mcp_api_error(request, error.code, error.message, error.status_code, error.headers)
     if is_machine_read(path):
-        content, content_type = (
+        response = HttpResponse(
             orjson.dumps(error_body(error.code, error.message)),
-            "application/json",
+            status=error.status_code,
+            content_type="application/json",
         )
     else:
-        content, content_type = error.message.encode(), "text/plain; charset=utf-8"
-    response = HttpResponse(content, status=error.status_code, content_type=content_type)
+        context = {"message": error.message}
+        response = render(request, "429.html", context, status=error.status_code)
     for name, value in error.headers.items():
         response[name] = value
     return response

@@ -184,3 +184,26 @@ def test_gunicorn_answers_400_and_never_logs_a_key_sent_in_the_url(tmp_path):
     assert written.count("/api/v1/startups?") == 3
     assert secret not in written
     assert "[redacted]" in written
+
+
+def test_html_pages_get_the_fair_use_429_as_a_page(client, limited):
+    """Issue 30, decisions: the public pages are public, but the fair-use limit covers them too
+    (per address), and its refusal there is the site's page, not JSON."""
+    make_startups(2)
+    address = {"REMOTE_ADDR": "192.0.2.9"}
+    paths = ["/", "/startups/", "/startups/?page=2", "/docs/guide/", "/startups/"]
+    assert [client.get(path, **address).status_code for path in paths] == [200] * LIMIT
+    for path in ("/startups/", "/"):
+        refused = client.get(path, **address)
+        assert refused.status_code == 429
+        assert refused["Content-Type"] == "text/html; charset=utf-8"
+        html = refused.content.decode()
+        assert "<h1>Too many requests</h1>" in html and "slow down" in html
+        assert 'aria-label="Site"' in html  # the site's navigation, as on every page
+        assert "default-src 'self'" in refused["Content-Security-Policy"]
+        assert 1 <= int(refused["Retry-After"]) <= 12
+        assert fair_use(refused["RateLimit-Policy"]) == f'"fair-use";q={LIMIT};w=60'
+    # Another address is not affected; the API keeps its JSON refusal.
+    assert client.get("/startups/", REMOTE_ADDR="192.0.2.10").status_code == 200
+    api = client.get("/api/v1/startups", **address)
+    assert api.status_code == 429 and api.json()["error"]["code"] == "rate_limited"
