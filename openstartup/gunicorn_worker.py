@@ -18,11 +18,19 @@ reconnects. A connection stays with the worker that accepted it, so without this
 long-lived client or proxy connections that all landed on one worker keep it busy while the
 others idle (a benchmark with 8 connections and 2 workers measured half the throughput in
 about one run of two); a new connection is accepted by whichever worker is free first.
+
+An answer sent before the application read the whole request body (a 413 for a body over
+DATA_UPLOAD_MAX_MEMORY_SIZE, a 405 or 429 that never looked at it) says `Connection: close` and
+the connection is closed after it: gunicorn drains at most 64 KiB of an unread body before
+reusing a connection and otherwise drops it, so a response announcing keep-alive would make the
+client send its next request into a connection about to close.
 """
 
 import os
+import threading
 import time
 
+from gunicorn.http.body import ChunkedReader, EOFReader, LengthReader
 from gunicorn.workers import gthread
 
 HEAD_TIMEOUT_SECONDS = 10.0
@@ -53,6 +61,37 @@ def _read_head(conn: gthread.TConn) -> bool | None:
     return True
 
 
+def body_unread(body: object) -> bool:
+    """Whether part of this request body is still unread on the socket."""
+    reader = getattr(body, "reader", None)
+    if isinstance(reader, LengthReader):
+        return reader.length > 0
+    if isinstance(reader, ChunkedReader):
+        return reader.parser is not None  # set to None once the last chunk has been read
+    if isinstance(reader, EOFReader):
+        return not reader.finished
+    return False
+
+
+_serving = threading.local()  # the gunicorn request this thread is answering
+
+
+def close_when_body_unread(app):
+    """The WSGI application, with `Connection: close` on any answer it starts before the
+    request body was read to its end (gunicorn then closes the connection after it)."""
+
+    def application(environ, start_response):
+        def start(status, headers, exc_info=None):
+            req = getattr(_serving, "req", None)
+            if req is not None and body_unread(environ.get("wsgi.input")):
+                req.must_close = True
+            return start_response(status, headers, exc_info)
+
+        return app(environ, start)
+
+    return application
+
+
 class ThreadWorker(gthread.ThreadWorker):
     """gthread.ThreadWorker that parks connections in its poller until their head is in."""
 
@@ -74,8 +113,17 @@ class ThreadWorker(gthread.ThreadWorker):
         conn.sock.setblocking(True)
         return super().handle(conn)
 
+    def load_wsgi(self):
+        super().load_wsgi()
+        if getattr(self, "wsgi", None) is not None:
+            self.wsgi = close_when_body_unread(self.wsgi)
+
     def handle_request(self, req, conn):
         conn.served = getattr(conn, "served", 0) + 1
         if conn.served >= KEEPALIVE_REQUESTS:
             req.must_close = True  # the response says `Connection: close`
-        return super().handle_request(req, conn)
+        _serving.req = req
+        try:
+            return super().handle_request(req, conn)
+        finally:
+            _serving.req = None

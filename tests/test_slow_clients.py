@@ -130,3 +130,81 @@ def test_a_kept_alive_connection_is_closed_after_its_request_cap_so_workers_shar
     assert all(b"connection: keep-alive" in head for head in heads[:4])
     assert b"connection: close" in heads[4]
     assert all(head.startswith(b"http/1.1 200") for head in heads)
+
+
+def _answer_head(conn: socket.socket) -> tuple[bytes, bytes]:
+    """The head of the next answer on `conn` (lower-cased) and what followed it."""
+    buffer = b""
+    while b"\r\n\r\n" not in buffer:
+        chunk = conn.recv(65536)
+        assert chunk, buffer
+        buffer += chunk
+    head, _, rest = buffer.partition(b"\r\n\r\n")
+    return head.lower(), rest
+
+
+def _closed_by_server(conn: socket.socket, seconds: float = 5) -> bool:
+    """Whether the server closes `conn` within `seconds` (whatever body bytes come first)."""
+    conn.settimeout(seconds)
+    try:
+        while conn.recv(65536):
+            pass
+    except ConnectionResetError:
+        return True
+    except TimeoutError:
+        return False
+    return True
+
+
+MCP_HEAD = (
+    "POST /api/mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+    "Connection: keep-alive\r\nContent-Length: {length}\r\n\r\n"
+)
+
+
+def test_an_oversized_body_gets_its_413_with_connection_close_and_nothing_hangs():
+    """Issue 30 §12: a body over DATA_UPLOAD_MAX_MEMORY_SIZE is answered before it is read;
+    the answer must say `Connection: close` and the worker close the connection, so the
+    client does not send its next request into a connection that is going away."""
+    size = 2 * 1024 * 1024  # twice the default limit (1 MiB)
+    with gunicorn_server(QUIET) as port:
+        conn = socket.create_connection(("127.0.0.1", port), timeout=10)
+
+        def send() -> None:
+            try:
+                conn.sendall(MCP_HEAD.format(length=size).encode() + b"x" * size)
+            except OSError:
+                pass  # the server answered and closed before reading it all: expected
+
+        sender = threading.Thread(target=send, daemon=True)
+        sender.start()
+        head, _ = _answer_head(conn)
+        assert head.startswith(b"http/1.1 413"), head
+        assert b"connection: close" in head.split(b"\r\n"), head
+        assert _closed_by_server(conn)
+        conn.close()
+        sender.join(timeout=10)
+        # The next request, on a new connection as the answer asked, is served at once.
+        assert healthz_seconds(port) < 2
+
+
+def test_any_answer_that_left_the_body_unread_closes_and_others_keep_alive():
+    with gunicorn_server(QUIET) as port:
+        # A small body the view refuses unread (415, not JSON): closed after the answer.
+        conn = socket.create_connection(("127.0.0.1", port), timeout=10)
+        head = MCP_HEAD.format(length=5).replace("application/json", "text/plain")
+        conn.sendall(head.encode() + b"hello")
+        head, _ = _answer_head(conn)
+        assert head.startswith(b"http/1.1 415"), head
+        assert b"connection: close" in head.split(b"\r\n"), head
+        assert _closed_by_server(conn)
+        conn.close()
+        # A body that was read (a JSON-RPC ping) keeps the connection for the next request.
+        ping = b'{"jsonrpc": "2.0", "id": 1, "method": "ping"}'
+        conn = socket.create_connection(("127.0.0.1", port), timeout=10)
+        conn.sendall(MCP_HEAD.format(length=len(ping)).encode() + ping)
+        head, _ = _answer_head(conn)
+        assert head.startswith(b"http/1.1 200"), head
+        assert b"connection: keep-alive" in head.split(b"\r\n"), head
+        conn.close()
+        assert _keepalive_answers(port, 3) and len(_keepalive_answers(port, 3)) == 3
