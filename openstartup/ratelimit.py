@@ -8,8 +8,7 @@ instance); without it, in this process's memory. It covers the site's HTML pages
 client address): they are public, but not a bulk-read channel. An empty bucket answers 429
 `rate_limited` (a styled page on the site) with `Retry-After` and the IETF draft's
 `RateLimit`/`RateLimit-Policy` headers (policy "fair-use"); every limited answer carries those
-two headers. The monthly allowance is a separate matter
-(quota/).
+two headers. The monthly allowance is a separate matter (quota/).
 
 The limiter is a guard: when Redis cannot be reached, requests pass (logged once a minute).
 """
