@@ -337,6 +337,7 @@ def paddle_routes(
     transactions: list[dict] = (),
     adjustments: list[dict] = (),
     discounts: list[dict] = (),
+    addresses: list[dict] = (),
 ) -> dict[str, Route]:
     routes = {
         "/subscriptions": paddle_list(list(subscriptions)),
@@ -345,4 +346,7 @@ def paddle_routes(
     }
     for discount in discounts:
         routes[f"/discounts/{discount['id']}"] = lambda query, d=discount: ok({"data": d})
+    for address in addresses:  # GET /customers/{customer_id}/addresses/{address_id}
+        path = f"/customers/{address['customer_id']}/addresses/{address['id']}"
+        routes[path] = lambda query, a=address: ok({"data": a})
     return routes
