@@ -17,8 +17,8 @@ from django.utils import timezone
 
 from openstartup import readcache
 from startups.demo import build_demo, earlier_snapshot_rows, refresh_planner_statistics
-from startups.history import GROWTH_DAYS, growth_ratio
 from startups.freshness import METHODOLOGY_VERSION
+from startups.history import GROWTH_DAYS, growth_ratio
 from startups.models import Founder, MonthlyRevenue, RevenueSnapshot, Social, Startup, Verification
 from verification import crypto
 from verification.models import ProviderConnection
