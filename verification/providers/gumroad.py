@@ -91,11 +91,16 @@ def refundable_usd_cents(sale: dict) -> Decimal:
     return dollars.scaleb(2)  # US cents, fractions kept until the final rounding
 
 
+def returned_in_full(sale: dict) -> bool:
+    """Refunded, or charged back with the dispute not won (`dispute_won` nets it to zero)."""
+    return bool(sale.get("refunded") or (sale.get("chargedback") and not sale.get("dispute_won")))
+
+
 def refunded_cents(sale: dict, price: Decimal) -> Decimal:
     """US cents refunded or charged back for good on a sale: the whole price when `refunded`,
     or when `chargedback` and the dispute was not won (`dispute_won`); when
     `partially_refunded`, the price minus what is still refundable."""
-    if sale.get("refunded") or (sale.get("chargedback") and not sale.get("dispute_won")):
+    if returned_in_full(sale):
         return price
     if sale.get("partially_refunded"):
         return min(price, max(Decimal(0), price - refundable_usd_cents(sale)))
@@ -112,8 +117,8 @@ def add_months(moment: datetime, months: int) -> datetime:
 def membership_mrr(sales: list[dict], now: datetime) -> Money | None:
     """MRR of memberships: for each `subscription_id`, its latest charge's `price` divided by
     the months of its recurrence, while the membership runs: that charge covers `now` (charged
-    less than one period ago), it was not refunded or charged back, and the membership is not
-    `cancelled` (scheduled to end) or `ended`. None without any membership sale."""
+    less than one period ago), it was not refunded in full or charged back, and the membership
+    is not `cancelled` (scheduled to end) or `ended`. None without any membership sale."""
     latest: dict[str, tuple[datetime, dict]] = {}
     for sale in sales:
         if sale.get("test") or not sale.get("subscription_id"):
@@ -132,7 +137,7 @@ def membership_mrr(sales: list[dict], now: datetime) -> Money | None:
             raise refused(f"sale {sale.get('id')} subscription_duration", recurrence, rule)
         months = RECURRENCE_MONTHS[recurrence]
         price = checked_amount(sale["price"], f"sale {sale.get('id')} price")
-        if sale.get("cancelled") or sale.get("ended") or refunded_cents(sale, price) > 0:
+        if sale.get("cancelled") or sale.get("ended") or returned_in_full(sale):
             continue
         if created > now or add_months(created, months) <= now:
             continue  # not charged for the current period: lapsed or failing
