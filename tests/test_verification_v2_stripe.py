@@ -231,3 +231,19 @@ def test_a_refund_transaction_with_a_positive_amount_names_the_field_and_the_rul
         "breaks the rule: a refund balance transaction's amount is zero or negative; nothing "
         "was written"
     )
+
+
+def test_a_deleted_coupon_still_applied_is_read_as_the_discount_embeds_it(fake_providers):
+    # A forever 25%-off coupon deleted since it was applied: Stripe keeps applying it to the
+    # subscription, but GET /v1/coupons/co_gone answers 404. It is read as embedded (no
+    # restrictions known): $100 x 0.75 = 75.00 -> MRR 75. Valid data, never an `error`.
+    gone = stripe_coupon("co_gone", percent_off=25.0)
+    subscription = stripe_subscription(
+        "sub_g",
+        "cus_g",
+        (stripe_price("price_100", 10000), 1),
+        discounts=[discount("clover_expanded", gone, "sub_g")],
+    )
+    verification = verified(fake_providers, subscriptions=[subscription])
+    assert verification.mrr == 75
+    assert fake_providers.calls("/v1/coupons/co_gone") == 1

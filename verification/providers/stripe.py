@@ -17,7 +17,7 @@ from urllib.parse import quote
 
 from django.conf import settings
 
-from verification.http import ProviderHttp
+from verification.http import NotFound, ProviderHttp
 from verification.money import Money, money_add
 from verification.providers.base import (
     PER_MONTH,
@@ -112,10 +112,7 @@ def fetch(*, http: ProviderHttp, now: datetime) -> dict:
                 continue  # ends, so it never reduces MRR: no need for its restrictions
             coupon_id = coupon.get("id") if isinstance(coupon, dict) else coupon
             if isinstance(coupon_id, str) and coupon_id not in coupons:
-                # Its product restrictions and per-currency amounts come only when expanded.
-                coupons[coupon_id] = http.get(
-                    f"/v1/coupons/{quote(coupon_id, safe='')}", params=COUPON_EXPAND
-                )
+                coupons[coupon_id] = _coupon_fetch(http, coupon_id, embedded=coupon)
     return {
         "subscriptions": subscriptions,
         "prices": prices,
@@ -124,6 +121,16 @@ def fetch(*, http: ProviderHttp, now: datetime) -> dict:
         "balance_transactions": list(list_all(http, "/v1/balance_transactions", [])),
         "disputes": list(list_all(http, "/v1/disputes", [])),
     }
+
+
+def _coupon_fetch(http: ProviderHttp, coupon_id: str, *, embedded: dict | str) -> dict:
+    """The coupon with its product restrictions and per-currency amounts (returned only when
+    expanded). A deleted coupon (404) still applies to the subscriptions that have it: it is
+    read as the discount embeds it (no restrictions known), or not at all if only its id is."""
+    try:
+        return http.get(f"/v1/coupons/{quote(coupon_id, safe='')}", params=COUPON_EXPAND)
+    except NotFound:
+        return embedded if isinstance(embedded, dict) else {"id": coupon_id}
 
 
 def _decimal(obj: dict, name: str) -> Decimal | None:
