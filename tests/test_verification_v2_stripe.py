@@ -23,7 +23,8 @@ from tests.test_verification_stripe_shapes import (
     ts,
     verified,
 )
-from tests.verification_fakes import rows
+from tests.verification_fakes import NOW, always, rows
+from verification.services import revenue_sync
 
 pytestmark = pytest.mark.django_db
 
@@ -247,3 +248,14 @@ def test_a_deleted_coupon_still_applied_is_read_as_the_discount_embeds_it(fake_p
     verification = verified(fake_providers, subscriptions=[subscription])
     assert verification.mrr == 75
     assert fake_providers.calls("/v1/coupons/co_gone") == 1
+
+
+def test_a_key_without_read_access_to_disputes_says_what_to_add(fake_providers):
+    # A restricted key made for v1 has no Disputes permission: Stripe answers 403 on
+    # /v1/disputes. The connection shows `key_revoked` (not `error`) with what to fix.
+    connection = synced(fake_providers, slug="nodisputes")
+    fake_providers.accounts["rk_live_nodisputes"]["/v1/disputes"] = always(403)
+    revenue_sync(connection=connection, now=NOW)
+    connection.refresh_from_db()
+    assert connection.status == "key_revoked"
+    assert "needs read access to Disputes" in connection.last_error

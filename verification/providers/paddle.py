@@ -16,7 +16,7 @@ from decimal import Decimal
 from typing import Any
 from urllib.parse import quote
 
-from verification.http import ProviderHttp
+from verification.http import KeyRejected, ProviderHttp
 from verification.money import Money, money_add
 from verification.providers.base import (
     NOT_NEGATIVE,
@@ -63,13 +63,7 @@ def fetch(*, http: ProviderHttp, now: datetime) -> dict:
         # when one of its prices has unit_price_overrides (needs `address.read`).
         address_id = subscription.get("address_id")
         if address_id and address_id not in addresses and _has_overrides(subscription):
-            customer = quote(str(subscription.get("customer_id")), safe="")
-            addresses[address_id] = (
-                http.get(f"/customers/{customer}/addresses/{quote(address_id, safe='')}").get(
-                    "data"
-                )
-                or {}
-            )
+            addresses[address_id] = _address(http, subscription["customer_id"], address_id)
     return {
         "subscriptions": subscriptions,
         "discounts": discounts,
@@ -78,6 +72,17 @@ def fetch(*, http: ProviderHttp, now: datetime) -> dict:
         # Every action: refunds, and chargebacks with their reversals (credits move no money).
         "adjustments": list(list_all(http, "/adjustments", {})),
     }
+
+
+def _address(http: ProviderHttp, customer_id: str, address_id: str) -> dict:
+    path = f"/customers/{quote(str(customer_id), safe='')}/addresses/{quote(address_id, safe='')}"
+    try:
+        return http.get(path).get("data") or {}
+    except KeyRejected as exc:
+        raise KeyRejected(
+            f"{exc}: the API key needs the address.read permission (prices by country are "
+            "billed by the customer's address); add it in Paddle"
+        ) from None
 
 
 def _has_overrides(subscription: dict) -> bool:

@@ -17,7 +17,7 @@ from urllib.parse import quote
 
 from django.conf import settings
 
-from verification.http import NotFound, ProviderHttp
+from verification.http import KeyRejected, NotFound, ProviderHttp
 from verification.money import Money, money_add
 from verification.providers.base import (
     PER_MONTH,
@@ -119,8 +119,19 @@ def fetch(*, http: ProviderHttp, now: datetime) -> dict:
         "coupons": coupons,
         "charges": list(list_all(http, "/v1/charges", [])),
         "balance_transactions": list(list_all(http, "/v1/balance_transactions", [])),
-        "disputes": list(list_all(http, "/v1/disputes", [])),
+        "disputes": _disputes(http),
     }
+
+
+def _disputes(http: ProviderHttp) -> list[dict]:
+    """Every dispute; a key made before methodology v2 may lack read access to them."""
+    try:
+        return list(list_all(http, "/v1/disputes", []))
+    except KeyRejected as exc:
+        raise KeyRejected(
+            f"{exc}: the restricted key needs read access to Disputes (lost disputes are money "
+            "returned); add it in the Stripe Dashboard"
+        ) from None
 
 
 def _coupon_fetch(http: ProviderHttp, coupon_id: str, *, embedded: dict | str) -> dict:
