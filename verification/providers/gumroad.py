@@ -132,6 +132,8 @@ def membership_mrr(sales: list[dict], now: datetime) -> Money | None:
     mrr: Money = {}
     for created, sale in latest.values():
         recurrence = sale.get("subscription_duration") or sale.get("recurrence")
+        if recurrence is None:
+            continue  # no recurrence given: nothing to normalise to a month
         if recurrence not in RECURRENCE_MONTHS:
             rule = "one of " + ", ".join(RECURRENCE_MONTHS)
             raise refused(f"sale {sale.get('id')} subscription_duration", recurrence, rule)
