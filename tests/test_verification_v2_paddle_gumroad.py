@@ -277,8 +277,12 @@ def test_gumroad_memberships_give_mrr(fake_providers):
     #   sub_C monthly $5, last charge Sep 1: lapsed on Oct 1 -> 0
     #   sub_D monthly $20 on Nov 1, `cancelled` (ends at period end) -> 0
     #   sub_E quarterly $45 on Oct 1 -> 45 / 3 = 15.00
+    #   sub_F monthly $20 on Nov 3, `refunded` in full -> 0
+    #   sub_G monthly $8 on Nov 4, partially refunded ($4 still refundable): still runs -> 8.00
     #   one-off sale $30 on Nov 2: not a membership -> 0
-    # MRR = 10 + 10 + 15 = 35, ARR 420 (v1: null). Gross: 10 + 10 + 120 + 5 + 20 + 45 + 30 = 240.
+    # MRR = 10 + 10 + 15 + 8 = 43, ARR 516 (v1: null).
+    # Gross: 10 + 10 + 120 + 5 + 20 + 45 + 20 + 8 + 30 = 268; refunds 20 + (8 - 4) = 24;
+    # total revenue 244.
     sales = [
         membership("a1", "sub_A", "monthly", 1000, "2026-09-20T10:00:00Z"),
         membership("a2", "sub_A", "monthly", 1000, "2026-10-20T10:00:00Z", recurring_charge=True),
@@ -286,12 +290,22 @@ def test_gumroad_memberships_give_mrr(fake_providers):
         membership("c1", "sub_C", "monthly", 500, "2026-09-01T10:00:00Z"),
         membership("d1", "sub_D", "monthly", 2000, "2026-11-01T10:00:00Z", cancelled=True),
         membership("e1", "sub_E", "quarterly", 4500, "2026-10-01T10:00:00Z"),
+        membership("f1", "sub_F", "monthly", 2000, "2026-11-03T10:00:00Z", refunded=True),
+        membership(
+            "g1",
+            "sub_G",
+            "monthly",
+            800,
+            "2026-11-04T10:00:00Z",
+            partially_refunded=True,
+            amount_refundable_in_currency="4",
+        ),
         gumroad_sale("o1", 3000, "2026-11-02T10:00:00Z"),
     ]
     verification = verified(fake_providers, provider="gumroad", routes=gumroad_routes(sales=sales))
-    assert (verification.mrr, verification.arr) == (35, 420)
-    assert verification.startup.mrr == 35
-    assert verification.total_revenue == 240
+    assert (verification.mrr, verification.arr) == (43, 516)
+    assert verification.startup.mrr == 43
+    assert verification.total_revenue == 244
 
 
 def test_gumroad_an_unknown_recurrence_names_the_field_and_the_rule(fake_providers):
