@@ -112,8 +112,8 @@ ROUTE_DOCS = {
         "GET",
         "`{data}` with founders, socials, revenue {mrr, arr, currency, verified, lastSyncedAt, "
         "growth30d} and the verification object (provider figures, monthly history, status "
-        "ok|stale|key_revoked|error, lastSyncedAt, methodology) when verified. 404 `not_found` "
-        "for an unknown slug.",
+        "ok|stale|key_revoked|error, lastSyncedAt, methodology, methodologyVersion) when "
+        "verified. 404 `not_found` for an unknown slug.",
     ),
     "startup-history": RouteDoc(
         REST,
@@ -141,8 +141,8 @@ ROUTE_DOCS = {
         DOCS,
         "Methodology",
         "GET",
-        "How every verified figure is computed (versioned: /docs/methodology/v1); each "
-        "verification object links here.",
+        "How every verified figure is computed (versioned: /docs/methodology/v2, v1 stays "
+        "served); each verification object links the version of its figures.",
     ),
     "ai-discovery": RouteDoc(
         AI,

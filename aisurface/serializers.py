@@ -98,6 +98,11 @@ class AiRevenueSerializer(serializers.Serializer):
         help_text="Freshness of verified figures: ok, stale (older than "
         "VERIFICATION_STALE_HOURS), key_revoked or error; null when not verified.",
     )
+    methodology_version = text(
+        null=True,
+        help_text="The methodology version (`v1`, `v2`, ...; /docs/methodology/<version>) the "
+        "verified figures were computed with; null when not verified (self-reported).",
+    )
 
     def to_representation(self, startup: Startup) -> dict:
         return ai_revenue(startup)
@@ -115,6 +120,7 @@ def ai_revenue(startup: Startup) -> dict:
         "source": revenue_source(startup),
         "synced_at": iso_timestamp(last_synced_at(verification)),
         "status": verification_status(startup),
+        "methodology_version": None if verification is None else verification.methodology_version,
     }
 
 

@@ -73,6 +73,7 @@ _PROFILE_EXAMPLE = {
         "source": "stripe",
         "synced_at": "2026-11-01T11:00:00.000Z",
         "status": "ok",
+        "methodology_version": "v2",
     },
     "updated_at": "2026-11-01T12:00:00.000Z",
     "source": "OpenStartup",

@@ -17,6 +17,7 @@ from django.utils import timezone
 
 from openstartup import readcache
 from startups.demo import build_demo, earlier_snapshot_rows, refresh_planner_statistics
+from startups.freshness import METHODOLOGY_VERSION
 from startups.history import GROWTH_DAYS, growth_ratio
 from startups.models import Founder, MonthlyRevenue, RevenueSnapshot, Social, Startup, Verification
 from verification import crypto
@@ -235,6 +236,7 @@ def _load_verified(verified: list, *, now: datetime, today: date) -> None:
                 level="verified",
                 verified_at=now,
                 currency="USD",
+                methodology_version=METHODOLOGY_VERSION,
                 **counts,
             )
         )

@@ -17,7 +17,10 @@ from startups.models import Startup, Verification
 
 OK, STALE, KEY_REVOKED, ERROR = "ok", "stale", "key_revoked", "error"
 STATUSES = [OK, STALE, KEY_REVOKED, ERROR]
-METHODOLOGY_VERSION = "v1"
+# The methodology every sync computes with now, and every version ever published (each stays
+# served at /docs/methodology/<version>: stored figures name the one they were computed with).
+METHODOLOGY_VERSION = "v2"
+METHODOLOGY_VERSIONS = ("v1", "v2")
 
 
 def last_synced_at(verification: Verification | None) -> datetime | None:
@@ -38,9 +41,9 @@ def verification_status(startup: Startup, *, now: datetime | None = None) -> str
     return OK if now - verification.verified_at <= fresh_for else STALE
 
 
-def methodology_url(request: HttpRequest | None) -> str:
-    """Absolute address of the published, versioned methodology."""
-    return site_url(request) + reverse("methodology", kwargs={"version": METHODOLOGY_VERSION})
+def methodology_url(request: HttpRequest | None, version: str = METHODOLOGY_VERSION) -> str:
+    """Absolute address of the published methodology `version` (the current one by default)."""
+    return site_url(request) + reverse("methodology", kwargs={"version": version})
 
 
 def freshness_epoch() -> int:

@@ -137,6 +137,9 @@ class Verification(SyncedFigures):
     level = models.CharField(max_length=20, default="verified")
     verified_at = models.DateTimeField()
     currency = models.CharField(max_length=3, default="USD")
+    # The methodology the figures were computed with (docs/methodology.md); each sync writes the
+    # current one, so figures stored under an earlier version keep it until their next sync.
+    methodology_version = models.CharField(max_length=10, default="v2")
 
     def __str__(self) -> str:
         return f"{self.startup} via {self.provider}"

@@ -367,7 +367,14 @@ class VerificationSerializer(Shape):
         "sync failed. The figures are the last good ones, never zeroed.",
     )
     last_synced_at = timestamp(help_text="Last successful sync from the provider.")
-    methodology = text(help_text="Absolute URL of the published, versioned methodology.")
+    methodology = text(
+        help_text="Absolute URL of the published methodology version these figures were computed "
+        "with (`/docs/methodology/<methodologyVersion>`)."
+    )
+    methodology_version = text(
+        help_text="The methodology version (`v1`, `v2`, ...) these figures were computed with; "
+        "stored figures keep it until the next sync recomputes them under the current version."
+    )
     provider = text(help_text="Payment provider the numbers come from.")
     level = text(help_text="Verification level, e.g. `verified`.")
     verified_at = timestamp()
@@ -387,7 +394,7 @@ class VerificationSerializer(Shape):
         return last_synced_at(verification)
 
     def get_methodology(self, verification: Verification) -> str:
-        return methodology_url(self.context.get("request"))
+        return methodology_url(self.context.get("request"), verification.methodology_version)
 
     def get_history_months(self, verification: Verification) -> int:
         return len(verification.monthly.all())

@@ -36,7 +36,7 @@ from quota.headers import QuotaHeadersMixin
 from quota.plans import PRO
 from startups.attestation import attestation_payload, attestation_sign, jwks
 from startups.fieldsets import parse_fields, sparse
-from startups.freshness import METHODOLOGY_VERSION
+from startups.freshness import METHODOLOGY_VERSION, METHODOLOGY_VERSIONS
 from startups.history import revenue_history
 from startups.methodology import methodology_html
 from startups.paging import metered_envelope, page_request, paginated_response
@@ -122,7 +122,8 @@ _DETAIL_EXAMPLE = {
         "verification": {
             "status": "ok",
             "last_synced_at": "2026-11-01T00:00:00.000Z",
-            "methodology": "https://openstartup.example/docs/methodology/v1",
+            "methodology": "https://openstartup.example/docs/methodology/v2",
+            "methodology_version": "v2",
             "provider": "stripe",
             "level": "verified",
             "verified_at": "2026-11-01T00:00:00.000Z",
@@ -294,13 +295,13 @@ def jwks_view(request: HttpRequest) -> HttpResponse:
 
 
 def methodology_page(request: HttpRequest, version: str) -> HttpResponse:
-    """The published methodology (docs/methodology.md rendered to HTML); v1 is the only one."""
-    if version != METHODOLOGY_VERSION:
+    """A published methodology version rendered to HTML; every version stays served."""
+    if version not in METHODOLOGY_VERSIONS:
         raise Http404("No such methodology version")
     return render(
         request,
         "docs/methodology.html",
-        {"body": methodology_html(), "version": version},
+        {"body": methodology_html(version), "version": version, "current": METHODOLOGY_VERSION},
     )
 
 

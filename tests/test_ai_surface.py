@@ -252,6 +252,7 @@ def test_profile_has_every_spec_field(client, settings):
         "growth_30d": None,
         "synced_at": "2026-11-01T12:30:15.123Z",
         "status": "stale",  # the factory's sync is far older than VERIFICATION_STALE_HOURS
+        "methodology_version": "v2",  # the version the figures were computed with
     }
     assert TIMESTAMP.match(profile["updated_at"])
     assert profile["source"] == settings.SERVICE_NAME

@@ -23,6 +23,7 @@ def pages(client, db) -> dict[str, str]:
         "/docs/",
         "/docs/guide/",
         "/docs/methodology/v1",
+        "/docs/methodology/v2",
         "/",
         "/startups/",
     ):

@@ -158,7 +158,8 @@ def test_sync_all_then_the_api_shows_every_verification(fake, monkeypatch, caplo
     verification = dict(stripe["verification"])
     # Issue 11 §4 adds freshness and provenance to the verification object.
     assert verification.pop("lastSyncedAt") == "2026-11-15T12:00:00.000Z"
-    assert verification.pop("methodology") == "http://testserver/docs/methodology/v1"
+    assert verification.pop("methodology") == "http://testserver/docs/methodology/v2"
+    assert verification.pop("methodologyVersion") == "v2"
     assert verification.pop("status") in {"ok", "stale"}  # depends on the real clock
     assert verification == {
         "provider": "stripe",

@@ -45,12 +45,16 @@ def verified(fake: FakeProviders, **kwargs) -> Verification:
 
 
 def test_gumroad_partial_refunds_read_formatted_major_units(fake_providers):
+    # Methodology v2: `price` is US cents whatever the product's currency; what is still
+    # refundable is in the product's currency, converted at the static rate.
     # $100.00 sale, "49.50" still refundable -> $50.50 refunded (not 10000 - 49.50 cents = $99.51).
-    # ¥20,000 sale, "1,400" still refundable -> ¥18,600 refunded = 18600 x 0.0067 = 124.62.
-    # €2,000.00 sale, "1,234.56" refundable -> €765.44 refunded = 765.44 x 1.08 = 826.68.
+    # Yen product, price 20000 = $200.00; "1,400" yen refundable = 1400 x 0.0067 = $9.38
+    #   -> $190.62 refunded.
+    # Euro product, price 200000 = $2,000.00; "1,234.56" euros refundable = 1234.56 x 1.08 =
+    #   $1,333.3248 -> $666.6752 refunded.
     # No refund dates: all in the sales' month (November 2026).
-    # Gross: 100 + 20000 x 0.0067 (134) + 2000 x 1.08 (2160) = 2394.00 -> 2394.
-    # Refunds: 50.50 + 124.62 + 826.6752 = 1001.7952 -> 1002. Net 1392.
+    # Gross: 100 + 200 + 2000 = 2300. Refunds: 50.50 + 190.62 + 666.6752 = 907.7952 -> 908.
+    # Net 1392.
     sales = [
         sale(1, 10000, "2026-11-02T10:00:00Z", partially_refunded=True,
              amount_refundable_in_currency="49.50"),
@@ -60,7 +64,7 @@ def test_gumroad_partial_refunds_read_formatted_major_units(fake_providers):
              amount_refundable_in_currency="1,234.56"),
     ]  # fmt: skip
     verification = verified(fake_providers, provider="gumroad", routes=gumroad_routes(sales=sales))
-    assert rows(verification.startup) == [("2026-11", 2394, 1002, 1392)]
+    assert rows(verification.startup) == [("2026-11", 2300, 908, 1392)]
     # buyer1, buyer2, buyer0 (sale ids mod 3): three paying customers.
     assert verification.customers == 3
 

@@ -240,12 +240,13 @@ def test_gumroad_has_total_revenue_but_no_mrr(fake_providers):
     #   Sep 5: 10 x $20 = $200; one of them ($20) refunded on Oct 2 (refund date given).
     #   Oct 20: $35, partially refunded: $10 still refundable -> $25 refunded, no refund date,
     #           so it counts in the sale's month (October).
-    #   Nov 1: ¥3,000 = 3000 x 0.0067 = 20.10 USD.
+    #   Nov 1: a yen product; methodology v2: `price` is US cents whatever the product's
+    #          currency, so price 3000 = $30.00 (v1 read it as ¥3,000).
     #   2026-09: gross 200, refunds 0,  net 200
     #   2026-10: gross 35,  refunds 45, net -10
-    #   2026-11: gross 20,  refunds 0,  net 20      -> total revenue 210
-    # Last 30 days (from Oct 16 12:00): 35 - 25 + 20.10 = 30.10 -> 30.
-    # Customers: three distinct buyer e-mails. MRR and ARR: null (no subscription data).
+    #   2026-11: gross 30,  refunds 0,  net 30      -> total revenue 220
+    # Last 30 days (from Oct 16 12:00): 35 - 25 + 30 = 40.
+    # Customers: three distinct buyer e-mails. MRR and ARR: null (no membership sales).
     sales = [sale(n, 2000, "2026-09-05T10:00:00Z") for n in range(9)]
     sales.append(
         sale(9, 2000, "2026-09-05T10:00:00Z", refunded=True, refunded_at="2026-10-02T10:00:00Z")
@@ -269,9 +270,9 @@ def test_gumroad_has_total_revenue_but_no_mrr(fake_providers):
     assert rows(startup) == [
         ("2026-09", 200, 0, 200),
         ("2026-10", 35, 45, -10),
-        ("2026-11", 20, 0, 20),
+        ("2026-11", 30, 0, 30),
     ]
-    assert (verification.total_revenue, verification.last_30_days) == (210, 30)
+    assert (verification.total_revenue, verification.last_30_days) == (220, 40)
     assert verification.customers == 3
     assert fake_providers.calls("/v2/sales") == 2
 

@@ -87,7 +87,16 @@ def sync(
     token = f"rk_live_{slug}"
     fake_providers.account(
         token,
-        stripe_routes(subscriptions=list(subscriptions), balance_transactions=list(transactions)),
+        stripe_routes(
+            subscriptions=list(subscriptions),
+            balance_transactions=list(transactions),
+            # v2 fetches each forever coupon with its expansions: the account serves them.
+            coupons=[
+                {"object": "coupon", **d["coupon"]}
+                for sub in subscriptions
+                for d in sub.get("discounts") or []
+            ],
+        ),
     )
     connection = provider_connection_connect(
         startup=startup, provider="stripe", raw_key=token, api_base=fake_providers.base_url

@@ -251,9 +251,11 @@ def test_a_forever_coupon_reduces_mrr_in_every_discount_shape(fake_providers, sh
         fake_providers, subscriptions=subscriptions, coupons=[forever, repeating]
     )
     assert (verification.mrr, verification.arr) == (125, 1500)
-    # An unexpanded coupon id is fetched once from /v1/coupons/{id}, never for other shapes.
-    expected_fetches = 1 if shape == "source_id" else 0
-    assert fake_providers.calls("/v1/coupons/co_forever25") == expected_fetches
+    # Methodology v2: a forever coupon is fetched once from /v1/coupons/{id} in every shape, with
+    # `expand[]=applies_to` (its product restrictions come only then); the repeating one, which
+    # ends, never is.
+    assert fake_providers.calls("/v1/coupons/co_forever25") == 1
+    assert fake_providers.calls("/v1/coupons/co_rep20") == (1 if shape == "source_id" else 0)
 
 
 def test_an_amount_off_forever_coupon_by_id_is_fetched_once_for_many_subscriptions(

@@ -13,6 +13,7 @@ from django.core.management import call_command
 from django.test import Client
 from django.utils import timezone
 
+from openstartup import readcache
 from quota.models import MonthlyUsage
 from startups.history import revenue_snapshot_record
 from startups.models import RevenueSnapshot, Startup, Verification
@@ -87,7 +88,7 @@ def test_the_profile_page_says_demo_figures_are_demo_data(client):
     sync(connection, timezone.now())
     page = client.get("/startups/page-co").content.decode()
     assert "Demo data" in page and "Verified revenue" not in page
-    assert "/docs/methodology/v1" in page
+    assert "/docs/methodology/v2" in page
 
 
 def test_the_demo_provider_is_refused_in_production(settings):
@@ -111,7 +112,8 @@ def test_status_is_ok_after_a_sync_then_stale_with_time_alone_figures_kept(
     sync(connection, synced_at)
     first = detail(client, "fresh-co")["verification"]
     assert first["status"] == "ok"
-    assert first["methodology"] == "http://testserver/docs/methodology/v1"
+    assert first["methodology"] == "http://testserver/docs/methodology/v2"
+    assert first["methodologyVersion"] == "v2"
     # Two hours later, no write anywhere: 7 hours since the last successful sync.
     later_now = synced_at + timedelta(hours=7)
     monkeypatch.setattr(timezone, "now", lambda: later_now)
@@ -303,6 +305,7 @@ def test_an_attestation_verifies_with_another_library_and_matches_the_detail(cli
     assert payload["monthly"] == verification["monthly"] and payload["monthly"]
     assert payload["lastSyncedAt"] == verification["lastSyncedAt"]
     assert payload["methodology"] == verification["methodology"]
+    assert payload["methodologyVersion"] == verification["methodologyVersion"] == "v2"
     assert datetime.fromisoformat(payload["issuedAt"].replace("Z", "+00:00")) <= timezone.now()
     assert jwt.get_unverified_header(data["jws"])["kid"] == data["keyId"]
     assert used_by(obj.account) == 2  # one record for the attestation, one for the detail
@@ -364,13 +367,46 @@ def test_without_configured_keys_a_marked_development_key_signs(client, settings
 
 
 def test_the_methodology_is_served_as_html_and_versioned(client):
-    response = client.get("/docs/methodology/v1")
-    assert response.status_code == 200
-    assert response["Content-Type"].startswith("text/html")
-    html = response.content.decode()
-    assert "<h1>How verified revenue is computed</h1>" in html
-    assert "<table>" in html
+    for version in ("v1", "v2"):
+        response = client.get(f"/docs/methodology/{version}")
+        assert response.status_code == 200
+        assert response["Content-Type"].startswith("text/html")
+        html = response.content.decode()
+        assert "<h1>How verified revenue is computed</h1>" in html
+        assert "<table>" in html
     assert client.get("/docs/methodology/v9").status_code == 404
+
+
+def test_v1_stays_served_as_it_was_and_v2_has_a_changelog(client):
+    # v1 is the text published before issue 33, unchanged, with a link to the current version.
+    v1 = client.get("/docs/methodology/v1").content.decode()
+    assert "disputes are not revenue and are skipped" in v1
+    assert "Gumroad (no subscription data)" in v1
+    assert 'href="/docs/methodology/v2"' in v1
+    v2 = client.get("/docs/methodology/v2").content.decode()
+    assert "Changes from v1" in v2
+    assert "disputes are not revenue and are skipped" not in v2
+
+
+def test_figures_name_the_methodology_they_were_computed_with_until_the_next_sync(client):
+    # Figures stored before v2 (the migration marks them v1) keep v1 until a sync recomputes them.
+    startup = make_ai_startup(slug="old-co")
+    connection = provider_connection_connect(startup=startup, provider="demo", raw_key=demo_key())
+    sync(connection, timezone.now())
+    Verification.objects.filter(startup__slug="old-co").update(methodology_version="v1")
+    readcache.bump("data")
+    old = detail(client, "old-co")["verification"]
+    assert old["methodologyVersion"] == "v1"
+    assert old["methodology"] == "http://testserver/docs/methodology/v1"
+    token = client.get("/api/v1/startups/old-co/attestation").json()["data"]["jws"]
+    payload = jwt.decode(token, options={"verify_signature": False})
+    assert (payload["methodologyVersion"], payload["methodology"]) == ("v1", old["methodology"])
+    ai = client.get("/api/ai/startups/old-co").json()
+    assert ai["revenue"]["methodology_version"] == "v1"
+    sync(connection, timezone.now())
+    new = detail(client, "old-co")["verification"]
+    assert (new["methodologyVersion"], new["methodology"][-3:]) == ("v2", "/v2")
+    assert client.get("/api/ai/startups/old-co").json()["revenue"]["methodology_version"] == "v2"
 
 
 def test_the_guides_offline_verification_snippet_works(client, tmp_path, monkeypatch, capsys):

@@ -145,6 +145,20 @@ def stripe_list(objects: list[dict], *, filter_status: bool = False) -> Route:
     return answer
 
 
+# A coupon's fields that Stripe returns only when the request expands them.
+COUPON_EXPANDABLE = ("applies_to", "currency_options")
+
+
+def stripe_coupon_route(coupon: dict) -> Route:
+    """`GET /v1/coupons/{id}`: `applies_to` and `currency_options` only with `expand[]`."""
+
+    def answer(query: Query) -> Answer:
+        expanded = query.get("expand[]", [])
+        return ok({k: v for k, v in coupon.items() if k not in COUPON_EXPANDABLE or k in expanded})
+
+    return answer
+
+
 def stripe_routes(
     *,
     subscriptions: list[dict],
@@ -153,6 +167,7 @@ def stripe_routes(
     charges: list[dict] = (),
     coupons: list[dict] = (),
     prices: list[dict] = (),
+    disputes: list[dict] = (),
 ) -> dict[str, Route]:
     """Stripe's lists, plus one route per coupon and price id (`/v1/coupons/{id}`)."""
     routes = {
@@ -160,10 +175,12 @@ def stripe_routes(
         "/v1/balance_transactions": stripe_list(balance_transactions),
         "/v1/subscription_items": stripe_list(list(items)),
         "/v1/charges": stripe_list(list(charges)),
+        "/v1/disputes": stripe_list(list(disputes)),
     }
-    for obj in [*coupons, *prices]:
-        path = f"/v1/{'coupons' if obj['object'] == 'coupon' else 'prices'}/{obj['id']}"
-        routes[path] = lambda query, obj=obj: ok(obj)
+    for coupon in coupons:
+        routes[f"/v1/coupons/{coupon['id']}"] = stripe_coupon_route(coupon)
+    for price in prices:
+        routes[f"/v1/prices/{price['id']}"] = lambda query, obj=price: ok(obj)
     return routes
 
 
@@ -320,6 +337,7 @@ def paddle_routes(
     transactions: list[dict] = (),
     adjustments: list[dict] = (),
     discounts: list[dict] = (),
+    addresses: list[dict] = (),
 ) -> dict[str, Route]:
     routes = {
         "/subscriptions": paddle_list(list(subscriptions)),
@@ -328,4 +346,7 @@ def paddle_routes(
     }
     for discount in discounts:
         routes[f"/discounts/{discount['id']}"] = lambda query, d=discount: ok({"data": d})
+    for address in addresses:  # GET /customers/{customer_id}/addresses/{address_id}
+        path = f"/customers/{address['customer_id']}/addresses/{address['id']}"
+        routes[path] = lambda query, a=address: ok({"data": a})
     return routes

@@ -40,6 +40,11 @@ class KeyRejected(ProviderError):
     """401/403: the key was revoked, expired or lacks the read permissions we need."""
 
 
+class NotFound(ProviderError):
+    """404 on one object: it no longer exists (a deleted Stripe coupon still applied to the
+    subscriptions that have it)."""
+
+
 class _BodyTooLarge(Exception):
     pass
 
@@ -131,7 +136,8 @@ class ProviderHttp:
                 self._wait(attempt, headers, f"HTTP {status} on GET {path}", call_deadline)
                 continue
             if status >= 400:
-                raise ProviderError(f"GET {path} answered HTTP {status}")
+                error = NotFound if status == 404 else ProviderError
+                raise error(f"GET {path} answered HTTP {status}")
             try:
                 return json.loads(body)
             except ValueError:

@@ -28,9 +28,9 @@ GUIDES: dict[str, KeyGuide] = {
         "stripe",
         instructions=(
             "In the Stripe Dashboard (live mode), open Developers → API keys → Create restricted "
-            "key. Give it Read access to Balance transactions, Subscriptions and Customers and "
-            "nothing else, then paste the key (it starts with rk_live_). Do not paste your "
-            "secret key (sk_live_): it can move money, and we never need that."
+            "key. Give it Read access to Balance transactions, Subscriptions, Customers and "
+            "Disputes and nothing else, then paste the key (it starts with rk_live_). Do not "
+            "paste your secret key (sk_live_): it can move money, and we never need that."
         ),
         check_path="/v1/balance_transactions",
         check_params={"limit": 1},
@@ -69,7 +69,8 @@ GUIDES: dict[str, KeyGuide] = {
         instructions=(
             "In Paddle (your live account, not the sandbox), open Developer tools → "
             "Authentication → API keys and create a key with only these read permissions: "
-            "subscription.read, transaction.read, adjustment.read and discount.read."
+            "subscription.read, transaction.read, adjustment.read, discount.read and "
+            "address.read."
         ),
         check_path="/subscriptions",
         check_params={"per_page": 1},

@@ -16,6 +16,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from openstartup import readcache
+from startups.freshness import METHODOLOGY_VERSION
 from startups.history import revenue_snapshot_record
 from startups.models import MonthlyRevenue, Startup, Verification
 from verification import crypto
@@ -330,6 +331,8 @@ def _write_figures(
             "total_revenue": figures.total_revenue,
             "last_30_days": figures.last_30_days,
             "customers": figures.customers,
+            # Recomputed now, so under the current methodology (earlier figures kept theirs).
+            "methodology_version": METHODOLOGY_VERSION,
         },
     )
     MonthlyRevenue.objects.filter(verification=verification).delete()

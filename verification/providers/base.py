@@ -194,17 +194,28 @@ def parse_timestamp(value: str | int | float) -> datetime:
     return moment
 
 
-def checked_amount(value: object, what: str) -> Decimal:
-    """A non-negative amount in minor units; anything else stops the sync before any write."""
+def refused(field: str, value: object, rule: str) -> ProviderError:
+    """The error for a value that contradicts the provider's documented shape: it names the
+    field, the value and the rule it broke; the sync then writes nothing."""
+    return ProviderError(
+        f"the provider sent {field} = {str(value)[:40]!r}, which breaks the rule: {rule}; "
+        "nothing was written"
+    )
+
+
+NOT_NEGATIVE = "an amount in minor units, never negative"
+SIGNED = "an amount in minor units"
+
+
+def checked_amount(value: object, field: str, *, rule: str = NOT_NEGATIVE) -> Decimal:
+    """The amount in minor units at `field`; not negative unless `rule` is SIGNED (where the
+    provider documents negative values). Anything else stops the sync before any write."""
     try:
         amount = Decimal(str(value))
     except ArithmeticError:
-        raise ProviderError(f"the provider sent an unreadable {what} {str(value)[:40]!r}") from None
-    if not amount.is_finite() or amount < 0:
-        raise ProviderError(
-            f"the provider sent a negative or invalid {what} ({str(value)[:40]}); "
-            "nothing was written"
-        )
+        raise refused(field, value, rule) from None
+    if not amount.is_finite() or (amount < 0 and rule != SIGNED):
+        raise refused(field, value, rule)
     return amount
 
 
@@ -217,12 +228,18 @@ class Ledger:
         self.monthly: dict[date, MonthFigures] = {}
         self.last_30_days: Money = {}
 
-    def sale(self, *, at: datetime, currency: str, minor: int | Decimal) -> None:
-        self._record(at, currency, checked_amount(minor, "sale amount"), refund=False)
+    def sale(
+        self, *, at: datetime, currency: str, minor: int | Decimal, field: str = "sale amount"
+    ) -> None:
+        """Money in, read from `field` (named if it breaks the rules)."""
+        self._record(at, currency, checked_amount(minor, field), refund=False)
 
-    def refund(self, *, at: datetime, currency: str, minor: int | Decimal) -> None:
-        """A refund counts in the month it happened, whatever month the sale was in."""
-        self._record(at, currency, checked_amount(minor, "refund amount"), refund=True)
+    def refund(
+        self, *, at: datetime, currency: str, minor: int | Decimal, field: str = "refund amount"
+    ) -> None:
+        """Money returned (a refund, or a clawback: a lost dispute or chargeback), counted in the
+        month it happened, whatever month the sale was in; `field` names where it was read."""
+        self._record(at, currency, checked_amount(minor, field), refund=True)
 
     def _record(self, at: datetime, currency: str, minor: Decimal, *, refund: bool) -> None:
         """Money at `at` (nothing after `now`), in its month and, if recent, the last 30 days."""

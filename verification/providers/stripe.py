@@ -9,6 +9,7 @@ Every discount shape is read: the embedded `coupon` of versions before 2025-09-3
 """
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import datetime
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 from typing import Any
@@ -16,10 +17,11 @@ from urllib.parse import quote
 
 from django.conf import settings
 
-from verification.http import ProviderHttp
+from verification.http import KeyRejected, NotFound, ProviderHttp
 from verification.money import Money, money_add
 from verification.providers.base import (
     PER_MONTH,
+    SIGNED,
     Ledger,
     Provider,
     ProviderFigures,
@@ -29,6 +31,7 @@ from verification.providers.base import (
     pages_after_last_id,
     parse_timestamp,
     refuse_test_mode,
+    refused,
     tiered_amount,
 )
 
@@ -44,6 +47,10 @@ SUBSCRIPTION_EXPAND = [
     ("expand[]", "data.discounts.source.coupon"),
     ("expand[]", "data.items.data.discounts"),
 ]
+# A coupon's `applies_to` (the products it is restricted to) and `currency_options` (its
+# amount_off in other currencies) are returned only when expanded: every forever coupon is fetched
+# once with both.
+COUPON_EXPAND = [("expand[]", "applies_to"), ("expand[]", "currency_options")]
 
 
 def auth_headers(key: str) -> dict[str, str]:
@@ -101,15 +108,40 @@ def fetch(*, http: ProviderHttp, now: datetime) -> dict:
         items = (subscription.get("items") or {}).get("data") or []
         for discount in _discounts(subscription) + [d for i in items for d in _discounts(i)]:
             coupon = _coupon_of(discount)
-            if isinstance(coupon, str) and coupon not in coupons:
-                coupons[coupon] = http.get(f"/v1/coupons/{quote(coupon, safe='')}")
+            if isinstance(coupon, dict) and coupon.get("duration") != "forever":
+                continue  # ends, so it never reduces MRR: no need for its restrictions
+            coupon_id = coupon.get("id") if isinstance(coupon, dict) else coupon
+            if isinstance(coupon_id, str) and coupon_id not in coupons:
+                coupons[coupon_id] = _coupon_fetch(http, coupon_id, embedded=coupon)
     return {
         "subscriptions": subscriptions,
         "prices": prices,
         "coupons": coupons,
         "charges": list(list_all(http, "/v1/charges", [])),
         "balance_transactions": list(list_all(http, "/v1/balance_transactions", [])),
+        "disputes": _disputes(http),
     }
+
+
+def _disputes(http: ProviderHttp) -> list[dict]:
+    """Every dispute; a key made before methodology v2 may lack read access to them."""
+    try:
+        return list(list_all(http, "/v1/disputes", []))
+    except KeyRejected as exc:
+        raise KeyRejected(
+            f"{exc}: the restricted key needs read access to Disputes (lost disputes are money "
+            "returned); add it in the Stripe Dashboard"
+        ) from None
+
+
+def _coupon_fetch(http: ProviderHttp, coupon_id: str, *, embedded: dict | str) -> dict:
+    """The coupon with its product restrictions and per-currency amounts (returned only when
+    expanded). A deleted coupon (404) still applies to the subscriptions that have it: it is
+    read as the discount embeds it (no restrictions known), or not at all if only its id is."""
+    try:
+        return http.get(f"/v1/coupons/{quote(coupon_id, safe='')}", params=COUPON_EXPAND)
+    except NotFound:
+        return embedded if isinstance(embedded, dict) else {"id": coupon_id}
 
 
 def _decimal(obj: dict, name: str) -> Decimal | None:
@@ -117,7 +149,8 @@ def _decimal(obj: dict, name: str) -> Decimal | None:
     value = obj.get(f"{name}_decimal")
     if value is None:
         value = obj.get(name)
-    return None if value is None else checked_amount(value, name.replace("_", " "))
+    field = f"{obj.get('object') or 'price'} {obj.get('id') or ''} {name}".replace("  ", " ")
+    return None if value is None else checked_amount(value, field)
 
 
 def stripe_tiers(price: dict) -> list[Tier]:
@@ -147,13 +180,26 @@ def item_amount(price: dict, quantity: int) -> Decimal | None:
     return unit * quantity
 
 
-def list_mrr(
+@dataclass
+class Line:
+    """One licensed item's monthly amount (minor units, pre-tax) and the product it sells."""
+
+    product: str | None
+    monthly: Decimal
+
+
+def _product_id(price: dict) -> str | None:
+    product = price.get("product")
+    return product.get("id") if isinstance(product, dict) else product
+
+
+def item_lines(
     subscription: dict, prices: dict[str, dict], coupons: dict | None = None
-) -> tuple[Decimal, Decimal | None, bool]:
-    """(monthly amount before subscription-level discounts, the months factor, whether any item
-    is metered): licensed prices only, pre-tax, quantity and interval normalised; with `coupons`
-    given, each item's own forever discounts applied to it."""
-    monthly, per_month, metered = Decimal(0), None, False
+) -> tuple[list[Line], Decimal | None, bool]:
+    """(each licensed item's monthly amount, the months factor, whether any item is metered):
+    pre-tax, quantity and interval normalised; with `coupons` given, each item's own forever
+    discounts applied to it."""
+    lines, per_month, metered = [], None, False
     for item in (subscription.get("items") or {}).get("data") or []:
         price = item.get("price") or item.get("plan") or {}
         price = prices.get(price.get("id"), price)
@@ -170,12 +216,17 @@ def list_mrr(
         amount *= per_month
         if price.get("tax_behavior") == "inclusive":
             amount /= 1 + _inclusive_tax_percent(item, subscription) / 100
+        line = Line(product=_product_id(price), monthly=amount)
         if coupons is not None:
-            amount = _forever_discounts(
-                amount, _discounts(item), coupons, per_month, subscription["currency"]
-            )
-        monthly += amount
-    return monthly, per_month, metered
+            _forever_discounts([line], _discounts(item), coupons, per_month, subscription)
+        lines.append(line)
+    return lines, per_month, metered
+
+
+def list_mrr(subscription: dict, prices: dict[str, dict]) -> tuple[Decimal, bool]:
+    """(monthly list amount before any discount, whether any item is metered)."""
+    lines, _, metered = item_lines(subscription, prices)
+    return sum((line.monthly for line in lines), Decimal(0)), metered
 
 
 def _inclusive_tax_percent(item: dict, subscription: dict) -> Decimal:
@@ -195,38 +246,58 @@ def _inclusive_tax_percent(item: dict, subscription: dict) -> Decimal:
 def subscription_mrr(
     subscription: dict, *, prices: dict[str, dict] | None = None, coupons: dict | None = None
 ) -> Decimal:
-    """One subscription's monthly amount in minor units, forever coupons applied."""
+    """One subscription's monthly amount in minor units, forever coupons applied: each item's
+    own, then the subscription's (to the items each coupon applies to)."""
     coupons = coupons or {}
-    monthly, per_month, _ = list_mrr(subscription, prices or {}, coupons)
-    return _forever_discounts(
-        monthly, _discounts(subscription), coupons, per_month, subscription["currency"]
-    )
+    lines, per_month, _ = item_lines(subscription, prices or {}, coupons)
+    _forever_discounts(lines, _discounts(subscription), coupons, per_month, subscription)
+    return sum((line.monthly for line in lines), Decimal(0))
+
+
+def coupon_amount_off(coupon: dict, currency: str) -> Decimal | None:
+    """What an `amount_off` coupon takes off in `currency` (minor units): its `amount_off` in its
+    own `currency`, else its `currency_options[currency].amount_off`; None where Stripe would
+    not apply it (no amount in that currency)."""
+    if (coupon.get("currency") or "").lower() == currency.lower():
+        return checked_amount(coupon["amount_off"], "coupon.amount_off")
+    option = (coupon.get("currency_options") or {}).get(currency.lower()) or {}
+    if option.get("amount_off") is None:
+        return None
+    return checked_amount(option["amount_off"], f"coupon.currency_options.{currency}.amount_off")
 
 
 def _forever_discounts(
-    monthly: Decimal,
+    lines: list[Line],
     discounts: list[dict],
     coupons: dict[str, dict],
     per_month: Decimal | None,
-    currency: str,
-) -> Decimal:
-    """`monthly` with the `forever` coupons among `discounts` applied, never below zero."""
+    subscription: dict,
+) -> None:
+    """Apply the `forever` coupons among `discounts` to `lines`, in place, never below zero. A
+    coupon restricted to products (`applies_to.products`) reduces only their lines."""
     seen = set()
     for discount in discounts:
         coupon = _coupon_of(discount)
-        if isinstance(coupon, str):
-            coupon = coupons.get(coupon)
-        if not isinstance(coupon, dict) or coupon.get("id") in seen:
+        coupon_id = coupon.get("id") if isinstance(coupon, dict) else coupon
+        # The coupon as fetched with its expansions, else as embedded.
+        coupon = coupons.get(coupon_id) or coupon
+        if not isinstance(coupon, dict) or coupon_id in seen:
             continue
-        seen.add(coupon.get("id"))
+        seen.add(coupon_id)
         if coupon.get("duration") != "forever":
             continue  # `once` and `repeating` coupons end: Stripe's MRR ignores them
+        products = (coupon.get("applies_to") or {}).get("products")
+        eligible = [line for line in lines if not products or line.product in products]
         if coupon.get("percent_off") is not None:
-            monthly *= 1 - Decimal(str(coupon["percent_off"])) / 100
+            for line in eligible:
+                line.monthly *= 1 - Decimal(str(coupon["percent_off"])) / 100
         elif coupon.get("amount_off") is not None and per_month is not None:
-            if (coupon.get("currency") or "").lower() == currency.lower():
-                monthly -= Decimal(coupon["amount_off"]) * per_month
-    return max(monthly, Decimal(0))
+            off = coupon_amount_off(coupon, subscription["currency"])
+            left = Decimal(0) if off is None else off * per_month
+            for line in eligible:  # the amount off spread over the lines it applies to
+                taken = min(left, line.monthly)
+                line.monthly -= taken
+                left -= taken
 
 
 def _is_live(subscription: dict, now: datetime) -> bool:
@@ -239,7 +310,7 @@ def _is_live(subscription: dict, now: datetime) -> bool:
 
 def compute(*, raw: dict, now: datetime) -> ProviderFigures:
     prices, coupons = raw.get("prices") or {}, raw.get("coupons") or {}
-    for obj in [*raw["subscriptions"], *raw.get("charges", [])]:
+    for obj in [*raw["subscriptions"], *raw.get("charges", []), *raw.get("disputes", [])]:
         if obj.get("livemode") is False:
             refuse_test_mode("Stripe", f"{obj.get('object', 'object')} {obj.get('id')}")
     mrr: Money = {}
@@ -250,7 +321,7 @@ def compute(*, raw: dict, now: datetime) -> ProviderFigures:
         # Paused collection bills nothing, so it is neither MRR nor a paying customer.
         if subscription.get("pause_collection"):
             continue
-        list_amount, _, metered = list_mrr(subscription, prices)
+        list_amount, metered = list_mrr(subscription, prices)
         if list_amount > 0 or metered:
             paying.add(subscription.get("customer"))  # a $0 free plan is not paying
         # Scheduled to end (cancel_at_period_end, or a cancel_at date): no longer recurring,
@@ -267,14 +338,46 @@ def compute(*, raw: dict, now: datetime) -> ProviderFigures:
                 paying.add(charge["customer"])
     ledger = Ledger(now=now)
     for transaction in raw["balance_transactions"]:
-        if transaction["type"] in SALE_TYPES:
+        kind, amount = transaction["type"], transaction.get("amount")
+        field = f"balance_transaction {transaction.get('id')} amount (type {kind})"
+        if kind in SALE_TYPES:
             at = parse_timestamp(transaction["created"])
-            ledger.sale(at=at, currency=transaction["currency"], minor=transaction["amount"])
-        elif transaction["type"] in REFUND_TYPES:
+            ledger.sale(at=at, currency=transaction["currency"], minor=amount, field=field)
+        elif kind in REFUND_TYPES:
+            # Refund transactions carry negative amounts (a positive one breaks Stripe's shape).
             at = parse_timestamp(transaction["created"])
-            # Refund transactions carry negative amounts.
-            ledger.refund(at=at, currency=transaction["currency"], minor=-transaction["amount"])
+            signed = checked_amount(amount, field, rule=SIGNED)
+            if signed > 0:
+                raise refused(field, amount, REFUND_RULE)
+            ledger.refund(at=at, currency=transaction["currency"], minor=-signed, field=field)
+    for dispute in raw.get("disputes", []):
+        _dispute_clawback(ledger, dispute)
     return ledger.subscription_figures(mrr=mrr, subscriptions=raw["subscriptions"], paying=paying)
+
+
+REFUND_RULE = "a refund balance transaction's amount is zero or negative"
+
+
+def _dispute_clawback(ledger: Ledger, dispute: dict) -> None:
+    """A lost dispute is money returned for good: the disputed amount Stripe withdrew from the
+    balance (the sum of the dispute's `balance_transactions` amounts; the dispute fee is their
+    `fee` and stays out), a refund in the month it was withdrawn. A won dispute's withdrawal and
+    reinstatement sum to zero, and an open one is not lost: neither counts."""
+    if dispute.get("status") != "lost":
+        return
+    moved = [bt for bt in dispute.get("balance_transactions") or [] if isinstance(bt, dict)]
+    if not moved:  # no withdrawal listed: the disputed amount, at the dispute's date
+        moved = [{**dispute, "amount": -checked_amount(dispute["amount"], "dispute.amount")}]
+    by_currency: Money = {}
+    for transaction in moved:
+        field = f"dispute {dispute.get('id')} balance_transactions amount"
+        amount = checked_amount(transaction["amount"], field, rule=SIGNED)
+        money_add(by_currency, transaction["currency"], amount)
+    at = min(parse_timestamp(transaction["created"]) for transaction in moved)
+    for currency, amount in by_currency.items():
+        if amount < 0:
+            field = f"dispute {dispute.get('id')} (lost)"
+            ledger.refund(at=at, currency=currency, minor=-amount, field=field)
 
 
 PROVIDER = Provider(

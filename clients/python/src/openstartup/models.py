@@ -75,6 +75,7 @@ class Verification(TypedDict, total=False):
     status: Literal["ok", "stale", "key_revoked", "error"]
     lastSyncedAt: str
     methodology: str
+    methodologyVersion: str
 
 
 class DetailRevenue(TypedDict, total=False):
