@@ -329,3 +329,30 @@ def paddle_routes(
     for discount in discounts:
         routes[f"/discounts/{discount['id']}"] = lambda query, d=discount: ok({"data": d})
     return routes
+
+
+# --- Dodo Payments: `page_number` (from 0) + `page_size`, `{"items": [...]}` -------------------
+
+
+def dodo_list(records: list[dict]) -> Route:
+    def answer(query: Query) -> Answer:
+        size = int(_first(query, "page_size", "10"))
+        number = int(_first(query, "page_number", "0"))
+        return ok({"items": records[number * size : (number + 1) * size]})
+
+    return answer
+
+
+def dodo_routes(
+    *,
+    payments: list[dict] = (),
+    subscriptions: list[dict] = (),
+    refunds: list[dict] = (),
+    disputes: list[dict] = (),
+) -> dict[str, Route]:
+    return {
+        "/payments": dodo_list(list(payments)),
+        "/subscriptions": dodo_list(list(subscriptions)),
+        "/refunds": dodo_list(list(refunds)),
+        "/disputes": dodo_list(list(disputes)),
+    }

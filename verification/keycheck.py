@@ -74,6 +74,17 @@ GUIDES: dict[str, KeyGuide] = {
         check_path="/subscriptions",
         check_params={"per_page": 1},
     ),
+    "dodo_payments": KeyGuide(
+        "dodo_payments",
+        instructions=(
+            "In Dodo Payments, switch to Live mode, open Developer → API Keys → Add API Key, name "
+            'it OpenStartup and leave the "Enable write access" box unticked (a read-only '
+            "key), then paste it. We read payments, subscriptions, refunds and disputes only. "
+            "A Test mode key is refused: test data never verifies."
+        ),
+        check_path="/payments",
+        check_params={"page_size": 1, "page_number": 0},
+    ),
 }
 
 
