@@ -356,3 +356,80 @@ def dodo_routes(
         "/refunds": dodo_list(list(refunds)),
         "/disputes": dodo_list(list(disputes)),
     }
+
+
+# --- RevenueCat API v2: projects (`next_page`), metrics overview, charts ---------------------
+
+
+def revenuecat_chart(points: list[tuple[datetime, float, int]], *, resolution: str) -> dict:
+    """A `chart_data` answer of the revenue chart: (period start, revenue in dollars,
+    transactions) per period, as two measures (Revenue in $, Transactions as a count)."""
+    values = []
+    for at, revenue, transactions in points:
+        cohort = int(at.timestamp())
+        values.append({"cohort": cohort, "incomplete": False, "measure": 0, "value": revenue})
+        values.append({"cohort": cohort, "incomplete": False, "measure": 1, "value": transactions})
+    return {
+        "object": "chart_data",
+        "category": "revenue",
+        "display_type": "line",
+        "display_name": "Revenue",
+        "description": "Gross revenue, not including store fees or taxes",
+        "documentation_link": "https://www.revenuecat.com/docs/dashboard-and-metrics/charts",
+        "last_computed_at": 1763200000000,
+        "resolution": resolution,
+        "yaxis_currency": "USD",
+        "filtering_allowed": True,
+        "segmenting_allowed": True,
+        "values": values,
+        "summary": {"total": {"Revenue": sum(p[1] for p in points)}},
+        "measures": [
+            {"display_name": "Revenue", "description": "Revenue", "unit": "$",
+             "chartable": True, "decimal_precision": 2, "tabulable": True},
+            {"display_name": "Transactions", "description": "Transactions", "unit": "#",
+             "chartable": True, "decimal_precision": 0, "tabulable": True},
+        ],
+    }  # fmt: skip
+
+
+def revenuecat_metric(metric: str, value: float, unit: str = "#", period: str = "P0D") -> dict:
+    return {
+        "object": "overview_metric",
+        "id": metric,
+        "name": metric.replace("_", " ").title(),
+        "description": "In total" if period == "P0D" else "Last 28 days",
+        "unit": unit,
+        "period": period,
+        "value": value,
+        "last_updated_at": 1763200000000,
+        "last_updated_at_iso8601": "2026-11-15 10:00:00.000000+00:00",
+    }
+
+
+def revenuecat_routes(
+    *,
+    projects: list[list[str]],
+    overview: dict,
+    monthly: dict,
+    daily: dict,
+) -> dict[str, Route]:
+    """`projects`: the project ids of each page of GET /v2/projects."""
+
+    def project_pages(query: Query) -> Answer:
+        number = int(_first(query, "starting_after", "0") or 0)
+        items = [
+            {"object": "project", "id": pid, "name": pid, "created_at": 1700000000000}
+            for pid in projects[number]
+        ]
+        more = number + 1 < len(projects)
+        next_page = f"/v2/projects?starting_after={number + 1}&limit=100" if more else None
+        return ok({"object": "list", "items": items, "next_page": next_page, "url": "/v2/projects"})
+
+    routes: dict[str, Route] = {"/v2/projects": project_pages}
+    for page in projects:
+        for pid in page:
+            routes[f"/v2/projects/{pid}/metrics/overview"] = lambda query: ok(overview)
+            routes[f"/v2/projects/{pid}/charts/revenue"] = lambda query: ok(
+                monthly if _first(query, "resolution") == "month" else daily
+            )
+    return routes

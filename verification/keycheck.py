@@ -6,7 +6,12 @@ from dataclasses import dataclass
 from django.conf import settings
 
 from verification.http import KeyRejected, ProviderError, ProviderHttp
-from verification.providers import PROVIDERS, provider_named
+from verification.providers import (
+    CREDENTIAL_RULES,
+    PROVIDERS,
+    credential_problem,
+    provider_named,
+)
 
 
 @dataclass(frozen=True)
@@ -85,6 +90,20 @@ GUIDES: dict[str, KeyGuide] = {
         check_path="/payments",
         check_params={"page_size": 1, "page_number": 0},
     ),
+    "revenuecat": KeyGuide(
+        "revenuecat",
+        instructions=(
+            "In RevenueCat, open Project settings → API keys → + New secret API key, choose API "
+            "version V2, and set only these permissions to Read only: Charts metrics "
+            "(charts_metrics), Customer information (customer_information) and Project "
+            "configuration (project_configuration); leave everything else on No access. Paste "
+            "the key (it starts with sk_). If the key sees several projects, paste one line: "
+            '{"api_key": "sk_...", "project_id": "proj..."}. Never paste a public app key '
+            "(appl_, goog_, amzn_...): it is not secret and cannot read metrics."
+        ),
+        check_path="/v2/projects",
+        check_params={"limit": 1},
+    ),
 }
 
 
@@ -114,6 +133,8 @@ def key_format_problem(*, provider: str, raw: str) -> str | None:
     raw = raw.strip()
     if not raw:
         return "Paste the key."
+    if provider in CREDENTIAL_RULES:
+        return credential_problem(provider, raw)
     if not raw.isascii() or not raw.isprintable() or any(c.isspace() for c in raw):
         return "A key is one line of letters, digits and symbols: paste only the key."
     if provider == "stripe":

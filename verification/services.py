@@ -22,7 +22,7 @@ from verification import crypto
 from verification.http import KeyRejected, ProviderError, ProviderHttp
 from verification.models import ProviderConnection
 from verification.money import MissingExchangeRate, rates_used, to_whole_usd
-from verification.providers import provider_named
+from verification.providers import credential_problem, provider_named
 from verification.providers.base import Provider, ProviderFigures, TestModeData
 
 logger = logging.getLogger(__name__)
@@ -134,6 +134,8 @@ def provider_connection_connect(
     raw_key = raw_key.strip()
     if not raw_key:
         raise ConnectionRefused("the provider key is empty")
+    if problem := credential_problem(provider, raw_key):
+        raise ConnectionRefused(problem)
     if api_base:
         provider_api_base_check(connector, api_base)
     if raw_key.startswith(connector.test_key_prefixes):

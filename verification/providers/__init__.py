@@ -7,13 +7,23 @@ from verification.providers import (
     lemonsqueezy,
     paddle,
     polar,
+    revenuecat,
     stripe,
 )
 from verification.providers.base import Provider
 
 PROVIDERS: dict[str, Provider] = {
     module.PROVIDER.name: module.PROVIDER
-    for module in (stripe, lemonsqueezy, polar, gumroad, paddle, dodo_payments, demo)
+    for module in (
+        stripe,
+        lemonsqueezy,
+        polar,
+        gumroad,
+        paddle,
+        dodo_payments,
+        revenuecat,
+        demo,
+    )
 }
 
 
@@ -22,3 +32,15 @@ def provider_named(name: str) -> Provider:
         return PROVIDERS[name]
     except KeyError:
         raise ValueError(f"unknown provider {name!r}; one of: {', '.join(PROVIDERS)}") from None
+
+
+# Connectors whose credential has its own form (a JSON line of several parts, a key prefix):
+# `credential_problem(raw)` says why it can never work, before any network call.
+CREDENTIAL_RULES = {"revenuecat": revenuecat.credential_problem}
+
+
+def credential_problem(provider: str, raw: str) -> str | None:
+    """Why this credential can never be used by `provider`, judged from its text alone (only
+    for connectors with their own rules; None otherwise)."""
+    rule = CREDENTIAL_RULES.get(provider)
+    return rule(raw) if rule else None
