@@ -433,3 +433,38 @@ def revenuecat_routes(
                 monthly if _first(query, "resolution") == "month" else daily
             )
     return routes
+
+
+# --- Whop API v1: `first` + `after=<end_cursor>`, `{data, page_info}` -------------------------
+
+
+def whop_list(records: list[dict], *, company: str | None = None) -> Route:
+    """Cursor pages; with `company`, a request for another company_id is refused (403)."""
+
+    def answer(query: Query) -> Answer:
+        if company and _first(query, "company_id") not in (None, company):
+            return 403, {}, {"error": {"type": "forbidden", "message": "not your company"}}
+        first = int(_first(query, "first", "10"))
+        after = _first(query, "after")
+        start = int(after.removeprefix("cur_")) if after else 0
+        page = records[start : start + first]
+        more = start + first < len(records)
+        info = {
+            "end_cursor": f"cur_{start + len(page)}" if page else None,
+            "start_cursor": f"cur_{start}",
+            "has_next_page": more,
+            "has_previous_page": start > 0,
+        }
+        return ok({"data": page, "page_info": info})
+
+    return answer
+
+
+def whop_routes(
+    *, plans: list[dict] = (), memberships: list[dict] = (), payments: list[dict] = (), company=None
+) -> dict[str, Route]:
+    return {
+        "/api/v1/plans": whop_list(list(plans), company=company),
+        "/api/v1/memberships": whop_list(list(memberships), company=company),
+        "/api/v1/payments": whop_list(list(payments), company=company),
+    }

@@ -1,6 +1,7 @@
 """Before a founder's key is stored: what key each provider needs, its format rules, and one
 cheap read-only call that proves the provider accepts it. Messages are for founders."""
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -11,6 +12,7 @@ from verification.providers import (
     PROVIDERS,
     credential_problem,
     provider_named,
+    whop,
 )
 
 
@@ -21,6 +23,8 @@ class KeyGuide:
     # One inexpensive GET that needs the same read permission as the sync.
     check_path: str
     check_params: dict
+    # More query parameters taken from the credential (a JSON line's company id).
+    credential_params: Callable[[str], dict] | None = None
 
     @property
     def label(self) -> str:
@@ -104,6 +108,19 @@ GUIDES: dict[str, KeyGuide] = {
         check_path="/v2/projects",
         check_params={"limit": 1},
     ),
+    "whop": KeyGuide(
+        "whop",
+        instructions=(
+            "In your Whop dashboard, open Developer → Company API keys → Create, name it "
+            "OpenStartup and tick only these read permissions: payment:basic:read, "
+            "member:basic:read (memberships) and plan:basic:read; leave every write and "
+            "manage permission unticked. Paste the key, or one line with your company id "
+            '(Settings, it starts with biz_): {"api_key": "...", "company_id": "biz_..."}.'
+        ),
+        check_path="/api/v1/payments",
+        check_params={"first": 1},
+        credential_params=whop.company_params_of,
+    ),
 }
 
 
@@ -170,7 +187,10 @@ def key_check(*, provider: str, raw: str) -> None:
             base_url=base, headers=connector.auth_headers(raw), secret=raw, sleep=lambda s: None
         ) as http:
             http.retries = 0  # one call: the founder is waiting
-            http.get(guide.check_path, params=guide.check_params or None)
+            params = dict(guide.check_params)
+            if guide.credential_params:
+                params |= guide.credential_params(raw)
+            http.get(guide.check_path, params=params or None)
     except KeyRejected:
         raise KeyRefused(
             f"{guide.label} refused this key: it may be revoked, mistyped, or missing the read "

@@ -9,6 +9,7 @@ from verification.providers import (
     polar,
     revenuecat,
     stripe,
+    whop,
 )
 from verification.providers.base import Provider
 
@@ -22,6 +23,7 @@ PROVIDERS: dict[str, Provider] = {
         paddle,
         dodo_payments,
         revenuecat,
+        whop,
         demo,
     )
 }
@@ -36,7 +38,10 @@ def provider_named(name: str) -> Provider:
 
 # Connectors whose credential has its own form (a JSON line of several parts, a key prefix):
 # `credential_problem(raw)` says why it can never work, before any network call.
-CREDENTIAL_RULES = {"revenuecat": revenuecat.credential_problem}
+CREDENTIAL_RULES = {
+    "revenuecat": revenuecat.credential_problem,
+    "whop": whop.credential_problem,
+}
 
 
 def credential_problem(provider: str, raw: str) -> str | None:
