@@ -121,6 +121,20 @@ GUIDES: dict[str, KeyGuide] = {
         check_params={"first": 1},
         credential_params=whop.company_params_of,
     ),
+    "app_store_connect": KeyGuide(
+        "app_store_connect",
+        instructions=(
+            "In App Store Connect, open Users and Access → Integrations → App Store Connect API "
+            "→ Team Keys and generate a key with the Sales role only (Finance also works; never "
+            "Admin or App Manager). Download the .p8 file (Apple shows it once) and note the Key "
+            "ID and the Issuer ID; your vendor number is under Payments and Financial Reports. "
+            'Paste one line: {"key_id": "…", "issuer_id": "…", "private_key": "-----BEGIN '
+            'PRIVATE KEY-----…-----END PRIVATE KEY-----", "vendor_number": "8…"}. The key '
+            "signs short-lived tokens; we only download sales and subscription reports."
+        ),
+        check_path="/v1/apps",
+        check_params={"limit": 1},
+    ),
 }
 
 

@@ -1,6 +1,7 @@
 """The connectors, by the name operators type in `connect_provider`."""
 
 from verification.providers import (
+    app_store_connect,
     demo,
     dodo_payments,
     gumroad,
@@ -24,6 +25,7 @@ PROVIDERS: dict[str, Provider] = {
         dodo_payments,
         revenuecat,
         whop,
+        app_store_connect,
         demo,
     )
 }
@@ -41,6 +43,7 @@ def provider_named(name: str) -> Provider:
 CREDENTIAL_RULES = {
     "revenuecat": revenuecat.credential_problem,
     "whop": whop.credential_problem,
+    "app_store_connect": app_store_connect.credential_problem,
 }
 
 
