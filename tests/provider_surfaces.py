@@ -10,6 +10,7 @@ from django.test import Client
 from tests.factories import bearer, make_account, make_api_key, make_startup
 from tests.verification_fakes import FakeProviders
 from verification.models import ProviderConnection
+from verification.providers import PROVIDERS
 
 
 def dashboard_connect(
@@ -58,6 +59,8 @@ def assert_verified_everywhere(
         check(verification)
     page = client.get(f"/startups/{slug}").content.decode()
     assert "Verified revenue" in page
+    title = PROVIDERS[provider].title
+    assert f"Figures verified by <strong>{title}</strong>" in page
     if mrr is not None:
         assert f"${mrr:,}" in page
     badge = client.get(f"/startups/{slug}/badge.svg").content.decode()
