@@ -14,9 +14,11 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from django.core.management import call_command
+from django.test import Client
 
 from openstartup.formats import month_start
 from startups.models import Startup
+from tests.factories import make_account, make_startup
 from tests.fake_server import Stream
 from tests.provider_surfaces import assert_verified_everywhere, dashboard_connect
 from tests.verification_fakes import (
@@ -309,5 +311,30 @@ def test_app_store_connect_from_the_dashboard_shows_verified_everywhere(apple, s
     dashboard_connect(
         apple, settings, provider="app_store_connect", credential=credential(), slug="ios-app"
     )
-    assert apple.calls("/v1/apps", limit="1") == 1  # the key check
+    # The key check: one daily sales report two days back (a 404 only means no sales then).
+    two_days_ago = (today - timedelta(days=2)).isoformat()
+    assert apple.calls("/v1/salesReports", **{"filter[reportDate]": two_days_ago}) >= 1
     assert_verified_everywhere("ios-app", provider="app_store_connect", mrr=175, total=210)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_key_apple_does_not_know_is_refused_at_the_dashboard(apple, settings):
+    # Another .p8 key under the same Key ID: its signature does not verify, Apple answers 401.
+    settings.PROVIDER_API_BASES = {"app_store_connect": apple.base_url}
+    apple.account(KEY_ID, golden_reports())
+    other = ec.generate_private_key(ec.SECP256R1()).private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    )
+    founder = make_account()
+    startup = make_startup(owner=founder)
+    client = Client()
+    client.force_login(founder)
+    response = client.post(
+        f"/dashboard/startups/{startup.slug}/connect/",
+        {"provider": "app_store_connect", "key": credential(private_key=other.decode())},
+    )
+    page = response.content.decode()
+    assert response.status_code == 200
+    assert "App Store Connect refused this key" in page
+    assert other.decode().splitlines()[1] not in page
+    assert not ProviderConnection.objects.exists()

@@ -177,8 +177,10 @@ def _probe_live_mode(connector: Provider, *, raw_key: str, api_base: str | None)
             f"{connector.title} refused this key: check that it was copied whole and not revoked"
         ) from None
     except ProviderError as exc:
+        # Retrying helps only when the provider was unreachable, not when its answer said no.
+        later = "; try again in a minute" if exc.transient else ""
         raise ConnectionRefused(
-            f"could not check the key with {connector.title} ({exc}); try again in a minute"
+            f"could not check the key with {connector.title} ({exc}){later}"
         ) from None
 
 
