@@ -161,6 +161,8 @@ def report_params(raw: str, kind: str, frequency: str, day: str) -> dict[str, st
 
 def report(http: ProviderHttp, kind: str, frequency: str, day: str) -> str | None:
     """One report's text, or None when Apple has none for that date."""
+    # A fresh token for every report: a sync longer than a token's 19 minutes never fails.
+    http.client.headers.update(auth_headers(http.secret))
     body = http.get_bytes(
         REPORTS, params=report_params(http.secret, kind, frequency, day), missing_ok=True
     )
