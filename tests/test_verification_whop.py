@@ -91,7 +91,9 @@ def golden_routes(company=None) -> dict:
             membership("mem_6", "user_6", "plan_45"),
             membership("mem_7", "user_7", "plan_m", status="canceled"),
             membership("mem_8", "user_8", "plan_once"),
+            membership("mem_9", "user_10", "plan_old", cancel_at_period_end=True),
         ],
+        archived=[plan("plan_old", 9.00, 30)],
         payments=[
             payment("pay_1", "user_1", 29.99, "2026-10-05T10:00:00.000Z"),
             payment("pay_2", "user_2", 144.00, "2026-11-02T10:00:00.000Z", currency="eur",
@@ -109,7 +111,8 @@ def golden_routes(company=None) -> dict:
 # MRR (memberships active or past_due, their plan's renewal_price per month): mem_1 $29.99 every
 # 30 days = 29.99; mem_2 €120.00 every 365 days = €10.00 = $10.80; mem_3 (past_due) $5.00 every 7
 # days = 5 x 52/12 = 21.6667; mem_6 $50.00 every 45 days = 50 / (45 x 12/365) = 33.7963; mem_4
-# cancels at period end (0, still a customer); trialing, canceled and the one-time plan: 0.
+# cancels at period end (0, still a customer), as does mem_9 on an archived plan (not in the list:
+# read alone); trialing, canceled and the one-time plan: 0.
 # MRR = 29.99 + 10.80 + 21.6667 + 33.7963 = 96.2530 -> 96, ARR 1152.
 # Money (paid payments, total - tax_amount, dated paid_at): Oct 5 $29.99; Nov 2 €144.00 - €24.00
 # VAT = €120.00 = $129.60; Nov 3 $99.00; Nov 4 $12.00 - $2.00 = $10.00; the open payment moves
@@ -117,9 +120,9 @@ def golden_routes(company=None) -> dict:
 #   2026-10: gross 29.99 -> 30, refunds 0, net 30
 #   2026-11: gross 129.60 + 99 + 10 = 238.60 -> 239; refunds 49.50 + 5 = 54.50 -> 55; net 184
 # Total 214. Last 30 days (from Oct 16 12:00): 238.60 - 54.50 = 184.10 -> 184.
-# Paying customers: user_1, user_2, user_3, user_4, user_6 (memberships above zero), user_8 (a
-# payment) = 6.
-GOLDEN = {"mrr": 96, "arr": 1152, "total": 214, "last_30_days": 184, "customers": 6}
+# Paying customers: user_1, user_2, user_3, user_4, user_6, user_10 (memberships above zero),
+# user_8 (a payment) = 7.
+GOLDEN = {"mrr": 96, "arr": 1152, "total": 214, "last_30_days": 184, "customers": 7}
 
 
 def sync(fake: FakeProviders, routes: dict, *, credential=KEY, slug="whopco"):
@@ -138,7 +141,8 @@ def test_whop_golden_case(fake_providers):
     assert (verification.mrr, verification.arr) == (GOLDEN["mrr"], GOLDEN["arr"])
     assert rows(connection.startup) == [("2026-10", 30, 0, 30), ("2026-11", 239, 55, 184)]
     assert (verification.total_revenue, verification.last_30_days) == (214, 184)
-    assert verification.customers == 6
+    assert verification.customers == 7
+    assert fake_providers.calls("/api/v1/plans/plan_old") == 1
 
 
 def test_whop_json_credential_sends_the_company_id(fake_providers):
@@ -184,7 +188,7 @@ def test_whop_revoked_key_keeps_the_last_figures(fake_providers):
             {**payment("p", "u", 1.0, "2026-11-01T00:00:00Z"), "total": None}]})},
          "payment without `total`"),
         ({"/api/v1/memberships": lambda q: (200, {}, {"data": [
-            membership("m", "u", "plan_gone")]})}, "plan plan_gone is not in /plans"),
+            membership("m", "u", "plan_gone")]})}, "GET /api/v1/plans/plan_gone answered HTTP 404"),
         ({"/api/v1/plans": lambda q: (200, {}, {"data": [plan("plan_m", 29.99, None)]}),
           "/api/v1/memberships": lambda q: (200, {}, {"data": [membership("m", "u", "plan_m")]})},
          "without `billing_period`"),

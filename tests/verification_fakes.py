@@ -466,13 +466,22 @@ def whop_list(records: list[dict], *, company: str | None = None) -> Route:
 
 
 def whop_routes(
-    *, plans: list[dict] = (), memberships: list[dict] = (), payments: list[dict] = (), company=None
+    *,
+    plans: list[dict] = (),
+    memberships: list[dict] = (),
+    payments: list[dict] = (),
+    company=None,
+    archived: list[dict] = (),
 ) -> dict[str, Route]:
-    return {
+    """The lists, and GET /api/v1/plans/{id} for every plan (`archived` ones only that way)."""
+    routes = {
         "/api/v1/plans": whop_list(list(plans), company=company),
         "/api/v1/memberships": whop_list(list(memberships), company=company),
         "/api/v1/payments": whop_list(list(payments), company=company),
     }
+    for plan in [*plans, *archived]:
+        routes[f"/api/v1/plans/{plan['id']}"] = lambda query, plan=plan: ok(plan)
+    return routes
 
 
 # --- App Store Connect: ES256 tokens checked as Apple does; gzip TSV sales reports -------------

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from datetime import datetime
 from decimal import Decimal
 from typing import Any
+from urllib.parse import quote
 
 from verification.http import Pages, ProviderError, ProviderHttp
 from verification.money import Money, major_to_minor, money_add
@@ -103,7 +104,16 @@ def list_all(http: ProviderHttp, name: str) -> Iterator[dict]:
 
 
 def fetch(*, http: ProviderHttp, now: datetime) -> dict:
-    return {name: list(list_all(http, name)) for name in ("plans", "memberships", "payments")}
+    raw = {name: list(list_all(http, name)) for name in ("plans", "memberships", "payments")}
+    # A membership may be on a plan the list no longer shows (archived, hidden): read it alone.
+    listed = {plan.get("id") for plan in raw["plans"] if isinstance(plan, dict)}
+    for membership in raw["memberships"]:
+        plan = membership.get("plan") if isinstance(membership, dict) else None
+        plan_id = plan.get("id") if isinstance(plan, dict) else None
+        if isinstance(plan_id, str) and plan_id not in listed:
+            raw["plans"].append(http.get(f"{PREFIX}/plans/{quote(plan_id, safe='')}"))
+            listed.add(plan_id)
+    return raw
 
 
 def field(record: Any, name: str, what: str) -> Any:
