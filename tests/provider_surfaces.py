@@ -46,8 +46,8 @@ def _secrets(credential: str) -> list[str]:
 def assert_verified_everywhere(
     slug: str, *, provider: str, mrr: int | None, total: int, check: Callable[[dict], None] = None
 ) -> dict:
-    """The figures as the REST detail, the profile page, the badge and the attestation show
-    them; returns the detail's verification."""
+    """The figures as the REST detail, the history, the profile page, the badge and the
+    attestation show them; returns the detail's verification."""
     client = Client()
     _, raw = make_api_key()
     detail = client.get(f"/api/v1/startups/{slug}", **bearer(raw)).json()["data"]
@@ -57,6 +57,9 @@ def assert_verified_everywhere(
     assert (detail["revenue"]["mrr"], verification["totalRevenue"]) == (mrr, total)
     if check:
         check(verification)
+    # History: the sync recorded today's snapshot of the same figures.
+    history = client.get(f"/api/v1/startups/{slug}/history", **bearer(raw)).json()["data"]
+    assert history[-1]["mrr"] == mrr and history[-1]["customers"] == verification["customers"]
     page = client.get(f"/startups/{slug}").content.decode()
     assert "Verified revenue" in page
     title = PROVIDERS[provider].title
