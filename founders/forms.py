@@ -44,6 +44,7 @@ class ConnectForm(forms.Form):
     provider = forms.ChoiceField(choices=provider_choices)
     key = forms.CharField(
         label="Read-only API key",
-        max_length=500,
+        # An App Store Connect credential is a line of JSON holding its .p8 key (about 400).
+        max_length=2000,
         widget=forms.PasswordInput(attrs={"autocomplete": "off"}),
     )

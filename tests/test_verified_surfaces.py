@@ -24,7 +24,15 @@ from verification.services import provider_connection_connect, revenue_sync
 
 pytestmark = pytest.mark.django_db
 
-REAL_PROVIDERS = {"stripe", "lemonsqueezy", "polar", "gumroad", "paddle"}
+REAL_PROVIDERS = {
+    "stripe",
+    "lemonsqueezy",
+    "polar",
+    "gumroad",
+    "paddle",
+    "dodo_payments",
+    "revenuecat",
+}
 
 
 def demo_key(*, level: int = 1000, kind: str = demo_provider.SUBSCRIPTIONS) -> str:

@@ -31,6 +31,9 @@ class FakeProviders(FakeServer):
         # The headers of each request, in the same order as `requests`.
         self.headers: list[dict[str, str]] = []
         self.lock = threading.Lock()
+        # Turns the bearer token into the account it belongs to (App Store Connect's signed
+        # tokens change every time); None keeps the token as the account's name.
+        self.authenticate: Callable[[str], str | None] | None = None
 
     def account(self, token: str, routes: dict[str, Route]) -> None:
         self.accounts[token] = routes
@@ -50,6 +53,8 @@ class FakeProviders(FakeServer):
         url = urlsplit(request.path)
         query = parse_qs(url.query)
         token = (request.headers.get("Authorization") or "").removeprefix("Bearer ")
+        if self.authenticate is not None:
+            token = self.authenticate(token) or ""
         with self.lock:
             self.requests.append((token, url.path, query))
             self.headers.append(dict(request.headers.items()))
@@ -350,3 +355,265 @@ def paddle_routes(
         path = f"/customers/{address['customer_id']}/addresses/{address['id']}"
         routes[path] = lambda query, a=address: ok({"data": a})
     return routes
+
+
+# --- Dodo Payments: `page_number` (from 0) + `page_size`, `{"items": [...]}` -------------------
+
+
+def dodo_list(records: list[dict]) -> Route:
+    def answer(query: Query) -> Answer:
+        size = int(_first(query, "page_size", "10"))
+        number = int(_first(query, "page_number", "0"))
+        return ok({"items": records[number * size : (number + 1) * size]})
+
+    return answer
+
+
+def dodo_routes(
+    *,
+    payments: list[dict] = (),
+    subscriptions: list[dict] = (),
+    refunds: list[dict] = (),
+    disputes: list[dict] = (),
+) -> dict[str, Route]:
+    return {
+        "/payments": dodo_list(list(payments)),
+        "/subscriptions": dodo_list(list(subscriptions)),
+        "/refunds": dodo_list(list(refunds)),
+        "/disputes": dodo_list(list(disputes)),
+    }
+
+
+# --- RevenueCat API v2: projects (`next_page`), metrics overview, charts ---------------------
+
+
+def revenuecat_chart(points: list[tuple[datetime, float, int]], *, resolution: str) -> dict:
+    """A `chart_data` answer of the revenue chart: (period start, revenue in dollars,
+    transactions) per period, as two measures (Revenue in $, Transactions as a count)."""
+    values = []
+    for at, revenue, transactions in points:
+        cohort = int(at.timestamp())
+        values.append({"cohort": cohort, "incomplete": False, "measure": 0, "value": revenue})
+        values.append({"cohort": cohort, "incomplete": False, "measure": 1, "value": transactions})
+    return {
+        "object": "chart_data",
+        "category": "revenue",
+        "display_type": "line",
+        "display_name": "Revenue",
+        "description": "Gross revenue, not including store fees or taxes",
+        "documentation_link": "https://www.revenuecat.com/docs/dashboard-and-metrics/charts",
+        "last_computed_at": 1763200000000,
+        "resolution": resolution,
+        "yaxis_currency": "USD",
+        "filtering_allowed": True,
+        "segmenting_allowed": True,
+        "values": values,
+        "summary": {"total": {"Revenue": sum(p[1] for p in points)}},
+        "measures": [
+            {"display_name": "Revenue", "description": "Revenue", "unit": "$",
+             "chartable": True, "decimal_precision": 2, "tabulable": True},
+            {"display_name": "Transactions", "description": "Transactions", "unit": "#",
+             "chartable": True, "decimal_precision": 0, "tabulable": True},
+        ],
+    }  # fmt: skip
+
+
+def revenuecat_metric(metric: str, value: float, unit: str = "#", period: str = "P0D") -> dict:
+    return {
+        "object": "overview_metric",
+        "id": metric,
+        "name": metric.replace("_", " ").title(),
+        "description": "In total" if period == "P0D" else "Last 28 days",
+        "unit": unit,
+        "period": period,
+        "value": value,
+        "last_updated_at": 1763200000000,
+        "last_updated_at_iso8601": "2026-11-15 10:00:00.000000+00:00",
+    }
+
+
+def revenuecat_routes(
+    *,
+    projects: list[list[str]],
+    overview: dict,
+    monthly: dict,
+    daily: dict,
+) -> dict[str, Route]:
+    """`projects`: the project ids of each page of GET /v2/projects."""
+
+    def project_pages(query: Query) -> Answer:
+        number = int(_first(query, "starting_after", "0") or 0)
+        items = [
+            {"object": "project", "id": pid, "name": pid, "created_at": 1700000000000}
+            for pid in projects[number]
+        ]
+        more = number + 1 < len(projects)
+        next_page = f"/v2/projects?starting_after={number + 1}&limit=100" if more else None
+        return ok({"object": "list", "items": items, "next_page": next_page, "url": "/v2/projects"})
+
+    routes: dict[str, Route] = {"/v2/projects": project_pages}
+    for page in projects:
+        for pid in page:
+            routes[f"/v2/projects/{pid}/metrics/overview"] = lambda query: ok(overview)
+            routes[f"/v2/projects/{pid}/charts/revenue"] = lambda query: ok(
+                monthly if _first(query, "resolution") == "month" else daily
+            )
+    return routes
+
+
+# --- Whop API v1: `first` + `after=<end_cursor>`, `{data, page_info}` -------------------------
+
+
+def whop_list(records: list[dict], *, company: str | None = None) -> Route:
+    """Cursor pages; with `company`, a request for another company_id is refused (403)."""
+
+    def answer(query: Query) -> Answer:
+        if company and _first(query, "company_id") not in (None, company):
+            return 403, {}, {"error": {"type": "forbidden", "message": "not your company"}}
+        first = int(_first(query, "first", "10"))
+        after = _first(query, "after")
+        start = int(after.removeprefix("cur_")) if after else 0
+        page = records[start : start + first]
+        more = start + first < len(records)
+        info = {
+            "end_cursor": f"cur_{start + len(page)}" if page else None,
+            "start_cursor": f"cur_{start}",
+            "has_next_page": more,
+            "has_previous_page": start > 0,
+        }
+        return ok({"data": page, "page_info": info})
+
+    return answer
+
+
+def whop_routes(
+    *,
+    plans: list[dict] = (),
+    memberships: list[dict] = (),
+    payments: list[dict] = (),
+    company=None,
+    archived: list[dict] = (),
+) -> dict[str, Route]:
+    """The lists, and GET /api/v1/plans/{id} for every plan (`archived` ones only that way)."""
+    routes = {
+        "/api/v1/plans": whop_list(list(plans), company=company),
+        "/api/v1/memberships": whop_list(list(memberships), company=company),
+        "/api/v1/payments": whop_list(list(payments), company=company),
+    }
+    for plan in [*plans, *archived]:
+        routes[f"/api/v1/plans/{plan['id']}"] = lambda query, plan=plan: ok(plan)
+    return routes
+
+
+# --- App Store Connect: ES256 tokens checked as Apple does; gzip TSV sales reports -------------
+
+APPLE_SALES_COLUMNS = (
+    "Provider", "Provider Country", "SKU", "Developer", "Title", "Version",
+    "Product Type Identifier", "Units", "Developer Proceeds", "Begin Date", "End Date",
+    "Customer Currency", "Country Code", "Currency of Proceeds", "Apple Identifier",
+    "Customer Price", "Promo Code", "Parent Identifier", "Subscription", "Period", "Category",
+    "CMB", "Device", "Supported Platforms", "Proceeds Reason", "Preserved Pricing", "Client",
+    "Order Type",
+)  # fmt: skip
+APPLE_SUBSCRIPTION_COLUMNS = (
+    "App Name", "App Apple ID", "Subscription Name", "Subscription Apple ID",
+    "Subscription Group ID", "Standard Subscription Duration", "Subscription Offer Name",
+    "Promotional Offer ID", "Customer Price", "Customer Currency", "Developer Proceeds",
+    "Proceeds Currency", "Preserved Pricing", "Proceeds Reason", "Client", "Device", "State",
+    "Country", "Active Standard Price Subscriptions",
+    "Active Free Trial Introductory Offer Subscriptions",
+    "Active Pay Up Front Introductory Offer Subscriptions",
+    "Active Pay As You Go Introductory Offer Subscriptions",
+    "Free Trial Promotional Offer Subscriptions", "Pay Up Front Promotional Offer Subscriptions",
+    "Pay As You Go Promotional Offer Subscriptions", "Marketing Opt-Ins", "Billing Retry",
+    "Grace Period", "Subscription Offer Type", "Subscription Offer Duration",
+    "Free Trial Offer Code Subscriptions", "Pay Up Front Offer Code Subscriptions",
+    "Pay As You Go Offer Code Subscriptions", "Subscribers",
+)  # fmt: skip
+
+
+def apple_tokens(keys: dict[str, tuple[Any, str]]) -> Callable[[str], str | None]:
+    """Checks a bearer token as Apple documents it and names its account (the key id): header
+    alg ES256, typ JWT and a known kid; an ES256 signature by that key; iss the key's issuer, aud
+    appstoreconnect-v1, a lifetime of at most 20 minutes, not expired. `keys`: key id ->
+    (public key, issuer id). Anything else gets no account (401)."""
+    import base64
+    import json
+
+    from cryptography.exceptions import InvalidSignature
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature
+
+    def part(text: str) -> bytes:
+        return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+    def check(token: str) -> str | None:
+        try:
+            head, body, signature = token.split(".")
+            header, claims = json.loads(part(head)), json.loads(part(body))
+            public, issuer = keys[header["kid"]]
+            raw = part(signature)
+            if header != {"alg": "ES256", "kid": header["kid"], "typ": "JWT"} or len(raw) != 64:
+                return None
+            der = encode_dss_signature(int.from_bytes(raw[:32]), int.from_bytes(raw[32:]))
+            public.verify(der, f"{head}.{body}".encode(), ec.ECDSA(hashes.SHA256()))
+        except (ValueError, KeyError, InvalidSignature):
+            return None
+        now = time.time()
+        lifetime = claims.get("exp", 0) - claims.get("iat", 0)
+        if (
+            claims.get("iss") != issuer
+            or claims.get("aud") != "appstoreconnect-v1"
+            or not 0 < lifetime <= 20 * 60
+            or claims["exp"] <= now
+            or claims["iat"] > now + 60
+        ):
+            return None
+        return header["kid"]
+
+    return check
+
+
+def apple_tsv(columns: tuple[str, ...], records: list[dict]) -> bytes:
+    """A gzip file of tab-separated values, as Apple sends its reports."""
+    import gzip
+
+    lines = ["\t".join(columns)]
+    lines += ["\t".join(str(record.get(c, "")) for c in columns) for record in records]
+    return gzip.compress(("\n".join(lines) + "\n").encode())
+
+
+def apple_reports(
+    *, vendor: str, sales: dict[str, list[dict]], subscriptions: dict[str, list[dict]]
+) -> dict[str, Route]:
+    """`sales`: report date (YYYY-MM for MONTHLY, YYYY-MM-DD for DAILY) -> rows;
+    `subscriptions`: day -> rows of the subscription report. Other dates: 404, as Apple answers
+    for a date without sales."""
+
+    def reports(query: Query) -> Answer:
+        if _first(query, "filter[vendorNumber]") != vendor:
+            return 403, {}, {"errors": [{"status": "403", "code": "FORBIDDEN_ERROR"}]}
+        kind, day = _first(query, "filter[reportType]"), _first(query, "filter[reportDate]")
+        frequency = _first(query, "filter[frequency]")
+        if _first(query, "filter[reportSubType]") != "SUMMARY" or frequency not in (
+            "DAILY",
+            "MONTHLY",
+        ):
+            return 400, {}, {"errors": [{"status": "400", "code": "PARAMETER_ERROR.INVALID"}]}
+        if kind == "SALES" and _first(query, "filter[version]") == "1_1":
+            found, columns = sales.get(day), APPLE_SALES_COLUMNS
+        elif kind == "SUBSCRIPTION" and _first(query, "filter[version]") == "1_3":
+            found, columns = subscriptions.get(day), APPLE_SUBSCRIPTION_COLUMNS
+        else:
+            return 400, {}, {"errors": [{"status": "400", "code": "PARAMETER_ERROR.INVALID"}]}
+        if found is None:
+            detail = "There were no sales for the date specified."
+            return 404, {}, {"errors": [{"status": "404", "code": "NOT_FOUND", "detail": detail}]}
+        data = apple_tsv(columns, found)
+        headers = {"Content-Length": str(len(data)), "Content-Disposition": "attachment"}
+        return 200, headers, Stream(lambda wfile: wfile.write(data))
+
+    apps = {"data": [{"type": "apps", "id": "1234567890", "attributes": {"name": "App"}}],
+            "links": {"self": "https://api.appstoreconnect.apple.com/v1/apps"}}  # fmt: skip
+    return {"/v1/salesReports": reports, "/v1/apps": lambda query: ok(apps)}

@@ -107,6 +107,15 @@ class ProviderHttp:
 
     def get(self, path: str, params: dict[str, Any] | list[tuple[str, Any]] | None = None) -> Any:
         """The decoded JSON body of GET path, after retrying 429/5xx and network errors."""
+        body = self.get_bytes(path, params)
+        try:
+            return json.loads(body)
+        except ValueError:
+            raise ProviderError(f"GET {path} did not answer JSON") from None
+
+    def get_bytes(self, path: str, params: Any = None, *, missing_ok: bool = False) -> bytes | None:
+        """The raw body of GET path (a report file), with the same retries and limits as
+        `get`; with `missing_ok`, None for a 404 (a report that does not exist)."""
         call_deadline = min(self.deadline, time.monotonic() + self.call_seconds)
         for attempt in range(self.retries + 1):
             self.calls += 1
@@ -135,13 +144,12 @@ class ProviderHttp:
                     )
                 self._wait(attempt, headers, f"HTTP {status} on GET {path}", call_deadline)
                 continue
+            if status == 404 and missing_ok:
+                return None
             if status >= 400:
                 error = NotFound if status == 404 else ProviderError
                 raise error(f"GET {path} answered HTTP {status}")
-            try:
-                return json.loads(body)
-            except ValueError:
-                raise ProviderError(f"GET {path} did not answer JSON") from None
+            return body
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _get_within(

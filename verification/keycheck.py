@@ -1,21 +1,31 @@
 """Before a founder's key is stored: what key each provider needs, its format rules, and one
 cheap read-only call that proves the provider accepts it. Messages are for founders."""
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from django.conf import settings
 
 from verification.http import KeyRejected, ProviderError, ProviderHttp
-from verification.providers import PROVIDERS, provider_named
+from verification.providers import (
+    CREDENTIAL_RULES,
+    PROVIDERS,
+    credential_problem,
+    provider_named,
+    whop,
+)
 
 
 @dataclass(frozen=True)
 class KeyGuide:
     provider: str
     instructions: str
-    # One inexpensive GET that needs the same read permission as the sync.
+    # One inexpensive GET that needs the same read permission as the sync ("": the connector's
+    # probe at connect makes the check, as the only call that proves the permission is not JSON).
     check_path: str
     check_params: dict
+    # More query parameters taken from the credential (a JSON line's company id).
+    credential_params: Callable[[str], dict] | None = None
 
     @property
     def label(self) -> str:
@@ -75,6 +85,58 @@ GUIDES: dict[str, KeyGuide] = {
         check_path="/subscriptions",
         check_params={"per_page": 1},
     ),
+    "dodo_payments": KeyGuide(
+        "dodo_payments",
+        instructions=(
+            "In Dodo Payments, switch to Live mode, open Developer → API Keys → Add API Key, name "
+            'it OpenStartup and leave the "Enable write access" box unticked (a read-only '
+            "key), then paste it. We read payments, subscriptions, refunds and disputes only. "
+            "A Test mode key is refused: test data never verifies."
+        ),
+        check_path="/payments",
+        check_params={"page_size": 1, "page_number": 0},
+    ),
+    "revenuecat": KeyGuide(
+        "revenuecat",
+        instructions=(
+            "In RevenueCat, open Project settings → API keys → + New secret API key, choose API "
+            "version V2, and set only these permissions to Read only: Charts metrics "
+            "(charts_metrics), Customer information (customer_information) and Project "
+            "configuration (project_configuration); leave everything else on No access. Paste "
+            "the key (it starts with sk_). If the key sees several projects, paste one line: "
+            '{"api_key": "sk_...", "project_id": "proj..."}. Never paste a public app key '
+            "(appl_, goog_, amzn_...): it is not secret and cannot read metrics."
+        ),
+        check_path="/v2/projects",
+        check_params={"limit": 1},
+    ),
+    "whop": KeyGuide(
+        "whop",
+        instructions=(
+            "In your Whop dashboard, open Developer → Company API keys → Create, name it "
+            "OpenStartup and tick only these read permissions: payment:basic:read, "
+            "member:basic:read (memberships) and plan:basic:read; leave every write and "
+            "manage permission unticked. Paste the key, or one line with your company id "
+            '(Settings, it starts with biz_): {"api_key": "...", "company_id": "biz_..."}.'
+        ),
+        check_path="/api/v1/payments",
+        check_params={"first": 1},
+        credential_params=whop.company_params_of,
+    ),
+    "app_store_connect": KeyGuide(
+        "app_store_connect",
+        instructions=(
+            "In App Store Connect, open Users and Access → Integrations → App Store Connect API "
+            "→ Team Keys and generate a key with the Sales role only (Finance also works; never "
+            "Admin or App Manager). Download the .p8 file (Apple shows it once) and note the Key "
+            "ID and the Issuer ID; your vendor number is under Payments and Financial Reports. "
+            'Paste one line: {"key_id": "…", "issuer_id": "…", "private_key": "-----BEGIN '
+            'PRIVATE KEY-----…-----END PRIVATE KEY-----", "vendor_number": "8…"}. The key '
+            "signs short-lived tokens; we only download sales and subscription reports."
+        ),
+        check_path="",  # the probe downloads one daily sales report instead
+        check_params={},
+    ),
 }
 
 
@@ -104,6 +166,8 @@ def key_format_problem(*, provider: str, raw: str) -> str | None:
     raw = raw.strip()
     if not raw:
         return "Paste the key."
+    if provider in CREDENTIAL_RULES:
+        return credential_problem(provider, raw)
     if not raw.isascii() or not raw.isprintable() or any(c.isspace() for c in raw):
         return "A key is one line of letters, digits and symbols: paste only the key."
     if provider == "stripe":
@@ -131,7 +195,7 @@ def key_check(*, provider: str, raw: str) -> None:
         raise KeyRefused(problem)
     raw = raw.strip()
     guide = GUIDES.get(provider)
-    if guide is None:
+    if guide is None or not guide.check_path:
         return
     base = provider_api_base(provider) or connector.default_api_base
     try:
@@ -139,7 +203,10 @@ def key_check(*, provider: str, raw: str) -> None:
             base_url=base, headers=connector.auth_headers(raw), secret=raw, sleep=lambda s: None
         ) as http:
             http.retries = 0  # one call: the founder is waiting
-            http.get(guide.check_path, params=guide.check_params or None)
+            params = dict(guide.check_params)
+            if guide.credential_params:
+                params |= guide.credential_params(raw)
+            http.get(guide.check_path, params=params or None)
     except KeyRejected:
         raise KeyRefused(
             f"{guide.label} refused this key: it may be revoked, mistyped, or missing the read "

@@ -23,7 +23,7 @@ from verification import crypto
 from verification.http import KeyRejected, ProviderError, ProviderHttp
 from verification.models import ProviderConnection
 from verification.money import MissingExchangeRate, rates_used, to_whole_usd
-from verification.providers import provider_named
+from verification.providers import credential_problem, provider_named
 from verification.providers.base import Provider, ProviderFigures, TestModeData
 
 logger = logging.getLogger(__name__)
@@ -135,6 +135,8 @@ def provider_connection_connect(
     raw_key = raw_key.strip()
     if not raw_key:
         raise ConnectionRefused("the provider key is empty")
+    if problem := credential_problem(provider, raw_key):
+        raise ConnectionRefused(problem)
     if api_base:
         provider_api_base_check(connector, api_base)
     if raw_key.startswith(connector.test_key_prefixes):
@@ -176,8 +178,10 @@ def _probe_live_mode(connector: Provider, *, raw_key: str, api_base: str | None)
             f"{connector.title} refused this key: check that it was copied whole and not revoked"
         ) from None
     except ProviderError as exc:
+        # Retrying helps only when the provider was unreachable, not when its answer said no.
+        later = "; try again in a minute" if exc.transient else ""
         raise ConnectionRefused(
-            f"could not check the key with {connector.title} ({exc}); try again in a minute"
+            f"could not check the key with {connector.title} ({exc}){later}"
         ) from None
 
 

@@ -24,3 +24,13 @@ def utc(value: datetime | str | None) -> str:
     if value is None:
         return "—"
     return value.strftime("%Y-%m-%d %H:%M UTC")
+
+
+@register.filter
+def provider_title(name: str | None) -> str:
+    """A provider's name as founders know it ('App Store Connect', not 'app_store_connect');
+    a name no connector has any more is shown as stored."""
+    from verification.providers import PROVIDERS
+
+    connector = PROVIDERS.get(name or "")
+    return connector.title if connector and connector.title else (name or "").capitalize()

@@ -10,7 +10,8 @@ from verification.services import ConnectionRefused, provider_connection_connect
 class Command(BaseCommand):
     help = (
         "Connect a startup to its payment provider. The key (read-only where the provider offers "
-        "one; Lemon Squeezy keys always have full access) is read from standard input (never "
+        "one; Lemon Squeezy keys always have full access; several parts as one line of JSON) is "
+        "read from standard input (never "
         "from the command line, where it would land in shell history and ps). Test-mode keys, "
         "test-mode data and sandbox hosts are refused."
     )
