@@ -92,6 +92,35 @@ def portal_session_create(*, account: User, return_url: str) -> str:
     return session.url
 
 
+def subscriptions_cancel(*, account: User) -> int:
+    """Cancel at Stripe, at once, every Pro subscription of `account` that has not ended (the
+    account is being deleted); returns how many. A subscription Stripe no longer knows counts as
+    ended. Raises BillingUnavailable, cancelling no more, when Stripe is not configured or does
+    not answer: the caller then changes nothing."""
+    live = StripeSubscription.objects.filter(account=account, holds_pro_price=True).exclude(
+        status__in=FINAL_STATUSES
+    )
+    cancelled = 0
+    for row in live:
+        if not settings.STRIPE_SECRET_KEY:
+            raise BillingUnavailable(
+                "Your Pro subscription cannot be cancelled with Stripe from here right now"
+            )
+        try:
+            _client().v1.subscriptions.cancel(row.stripe_id)
+        except stripe.InvalidRequestError as exc:
+            if exc.code != "resource_missing":
+                logger.warning("cancelling %s failed: %s", row.stripe_id, type(exc))
+                raise BillingUnavailable("Stripe refused to cancel your Pro subscription") from None
+        except stripe.StripeError as exc:
+            logger.warning("cancelling %s failed: %s", row.stripe_id, type(exc))
+            raise BillingUnavailable("Stripe could not cancel your Pro subscription") from None
+        # Kept even if what follows fails: a second attempt does not cancel it again.
+        StripeSubscription.objects.filter(pk=row.pk).update(status="canceled")
+        cancelled += 1
+    return cancelled
+
+
 def webhook_event_verify(*, payload: bytes, signature: str | None) -> dict:
     """The event, if `signature` is Stripe's for this payload, made in the last 5 minutes."""
     secret = settings.STRIPE_WEBHOOK_SECRET
