@@ -217,10 +217,8 @@ def _holds_pro_price(subscription: dict) -> bool:
     """Whether a Stripe subscription object has an item on the Pro price (STRIPE_PRO_PRICE_ID):
     a subscription to any other price of the operator's account is not Pro."""
     wanted = settings.STRIPE_PRO_PRICE_ID
-    items = subscription.get("items")
-    items = items.get("data") if isinstance(items, dict) else None
-    for item in items if isinstance(items, list) else []:
-        price = item.get("price") if isinstance(item, dict) else None
+    for item in _items(subscription):
+        price = item.get("price")
         price_id = price.get("id") if isinstance(price, dict) else price
         if wanted and price_id == wanted:
             return True
@@ -254,9 +252,16 @@ def _checkout_completed(obj: dict, *, at: datetime, paid: bool = False) -> str:
     )
 
 
+def _items(subscription: dict) -> list[dict]:
+    """A subscription object's items (`items.data`), whatever shape an event gives them."""
+    items = subscription.get("items")
+    items = items.get("data") if isinstance(items, dict) else None
+    return [item for item in items if isinstance(item, dict)] if isinstance(items, list) else []
+
+
 def _period_end(obj: dict) -> datetime | None:
     ends = [obj.get("current_period_end")]
-    ends += [item.get("current_period_end") for item in (obj.get("items") or {}).get("data") or []]
+    ends += [item.get("current_period_end") for item in _items(obj)]
     ends = [end for end in ends if isinstance(end, int) and 0 < end < MAX_TIMESTAMP]
     return datetime.fromtimestamp(max(ends), tz=UTC) if ends else None
 

@@ -126,3 +126,20 @@ def test_a_subscription_stripe_no_longer_knows_does_not_block_the_deletion(fakes
     assert client.post("/accounts/delete/", {"password": PASSWORD}).status_code == 302
     assert not User.objects.filter(pk=founder.pk).exists()
     assert not StripeSubscription.objects.exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_operator_deleting_the_account_in_the_admin_does_the_same(fakes):
+    _, billing = fakes
+    founder, _, raw = founder_with_everything(billing)
+    operator = make_account(email="ops@example.com")
+    User.objects.filter(pk=operator.pk).update(is_staff=True, is_superuser=True)
+    admin = Client()
+    admin.force_login(operator)
+    answer = admin.post(f"/admin/accounts/user/{founder.pk}/delete/", {"post": "yes"})
+    assert answer.status_code == 302
+    assert not User.objects.filter(pk=founder.pk).exists()
+    assert billing.cancelled == ["sub_pro_1"]
+    assert not ProviderConnection.objects.exists()
+    assert revenue("kept-co") == {"revenue": self_reported_revenue(1500), "verification": None}
+    assert Client().get("/api/v1/startups", **bearer(raw)).status_code == 401

@@ -331,3 +331,11 @@ def test_a_checkout_this_service_did_not_make_for_the_pro_price_is_not_pro(
     answer = deliver(event("evt_x", "checkout.session.completed", other, created=now))
     assert answer.json()["outcome"] == "not a Pro checkout"
     assert plan_name(account) == "Free"
+
+
+def test_a_subscription_event_with_odd_items_is_answered_not_a_500(stripe_settings, account, now):
+    for n, items in enumerate(("x", {"data": "x"}, {"data": ["x", None]}, None)):
+        odd = {**subscription(account, "active"), "items": items}
+        answer = deliver(event(f"evt_odd{n}", "customer.subscription.updated", odd, created=now))
+        assert answer.status_code == 200
+        assert plan_name(account) == "Free"
