@@ -1,9 +1,11 @@
-from django.contrib import admin
+from django.contrib import admin, messages
 from django.contrib.auth.admin import UserAdmin
 
+from accounts.deletion import account_delete
 from accounts.forms import AdminSignInForm
 from accounts.models import User
 from apikeys.models import ApiKey, Subscription
+from billing.services import BillingUnavailable
 
 
 class SubscriptionInline(admin.TabularInline):
@@ -37,6 +39,18 @@ class AccountAdmin(UserAdmin):
         ("Allowance", {"fields": ("monthly_allowance_override",)}),
     )
     inlines = [SubscriptionInline, ApiKeyInline]
+
+    def delete_model(self, request, obj) -> None:
+        """An operator's deletion does what the founder's own does (accounts/deletion.py):
+        Pro cancelled at Stripe, startups disconnected, keys revoked; refused if Stripe fails."""
+        try:
+            account_delete(account=obj)
+        except BillingUnavailable as exc:
+            messages.error(request, f"{obj} was NOT deleted: {exc}. Try again.")
+
+    def delete_queryset(self, request, queryset) -> None:
+        for account in queryset:
+            self.delete_model(request, account)
 
 
 # /admin/login/ gets the same lockout message as the dashboard's sign-in page.

@@ -34,3 +34,16 @@ class User(AbstractUser):
 
     class Meta:
         db_table = "accounts_user"
+
+
+class ThrottleCounter(models.Model):
+    """A sign-in or sign-up counter (accounts/throttle.py) kept in the database when no shared
+    cache is configured, so every worker and instance counts together. `key` names what is
+    counted (hashed account name, client address); the row holds until `expires_at`."""
+
+    key = models.CharField(max_length=200, unique=True)
+    count = models.PositiveIntegerField(default=0)
+    expires_at = models.DateTimeField(db_index=True)
+
+    def __str__(self) -> str:
+        return f"{self.key}: {self.count} until {self.expires_at:%Y-%m-%d %H:%M}"

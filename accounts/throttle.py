@@ -1,17 +1,27 @@
-"""Counters in the shared cache that slow down abuse of the account pages: sign-ups per client
-address, and failed sign-ins per account name and per client address (lockout).
+"""Counters that slow down abuse of the account pages: sign-ups per client address, and failed
+sign-ins per account name and per client address (lockout).
 
-They are guards, not accounting: a cache outage lets requests through rather than locking
-everyone out. Counting is by the name typed, whether or not such an account exists, so the
-answers never tell an attacker which addresses are registered.
+They must hold across every worker and instance: in the shared cache (Redis) when one is
+configured, else in the database (ThrottleCounter), never in a per-process cache, where each
+worker would count alone. With Redis they are guards, not accounting: a cache outage lets
+requests through rather than locking everyone out. Counting is by the name typed, whether or
+not such an account exists, so the answers never tell an attacker which addresses are
+registered.
 """
 
 import hashlib
+from datetime import timedelta
 
 from django.conf import settings
-from django.core.cache import cache
+from django.core.cache import cache, caches
+from django.core.cache.backends.dummy import DummyCache
+from django.core.cache.backends.locmem import LocMemCache
+from django.db import IntegrityError, transaction
+from django.db.models import F
 from django.http import HttpRequest
+from django.utils import timezone
 
+from accounts.models import ThrottleCounter
 from quota.callers import client_address, client_key
 
 LOCKED_MESSAGE = (
@@ -32,17 +42,54 @@ def request_client(request: HttpRequest) -> str:
     return client_key(address)
 
 
+def _in_database() -> bool:
+    """Whether the counters live in the database: no cache shared between processes."""
+    return isinstance(caches["default"], LocMemCache | DummyCache)
+
+
 def _count(key: str) -> int:
+    if _in_database():
+        live = ThrottleCounter.objects.filter(key=key, expires_at__gt=timezone.now())
+        return live.values_list("count", flat=True).first() or 0
     return cache.get(key) or 0
 
 
 def _bump(key: str, timeout: int) -> int:
+    """Add one to the counter `key` (started for `timeout` seconds if it was not running)."""
+    if _in_database():
+        return _bump_row(key, timeout)
     cache.add(key, 0, timeout)
     try:
         return cache.incr(key)
     except ValueError:  # expired between add and incr
         cache.set(key, 1, timeout)
         return 1
+
+
+def _bump_row(key: str, timeout: int) -> int:
+    now = timezone.now()
+    running = ThrottleCounter.objects.filter(key=key, expires_at__gt=now)
+    for _ in range(3):
+        with transaction.atomic():
+            if running.update(count=F("count") + 1):
+                return running.values_list("count", flat=True).first() or 1
+        ThrottleCounter.objects.filter(expires_at__lte=now).delete()  # this one and any other
+        try:
+            with transaction.atomic():
+                ThrottleCounter.objects.create(
+                    key=key, count=1, expires_at=now + timedelta(seconds=timeout)
+                )
+            return 1
+        except IntegrityError:
+            continue  # another process started it just now: count on it
+    return running.values_list("count", flat=True).first() or 1
+
+
+def _clear(key: str) -> None:
+    if _in_database():
+        ThrottleCounter.objects.filter(key=key).delete()
+    else:
+        cache.delete(key)
 
 
 def _account_key(username: str) -> str:
@@ -71,7 +118,7 @@ def signin_failed(*, username: str, client: str) -> None:
 
 def signin_succeeded(*, username: str) -> None:
     """A correct password clears the account's failures (not the address's)."""
-    cache.delete(_account_key(username))
+    _clear(_account_key(username))
 
 
 def locked_message() -> str:

@@ -128,8 +128,8 @@ ROUTE_DOCS = {
         "Signed attestation",
         "GET",
         "`{data: {jws, keyId}}`: a compact JWS (EdDSA, Ed25519) over the verified figures, "
-        "verifiable offline with the keys at /.well-known/jwks.json. 404 unless verified; one "
-        "record on Free.",
+        "verifiable offline with the keys at /.well-known/jwks.json; check its `iss`, `sub` "
+        "(the slug) and `exp`. 404 unless verified; one record on Free.",
     ),
     "jwks": RouteDoc(
         DOCS,

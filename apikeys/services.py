@@ -128,14 +128,13 @@ def api_key_revoke_raw(*, raw: str, now: datetime | None = None) -> ApiKey | Non
 
 
 @transaction.atomic
-def account_delete(*, account: User, now: datetime | None = None) -> int:
-    """Delete the account after revoking every key it has (they stop working on every server
-    at once); returns how many keys were revoked."""
+def api_keys_revoke_all(*, account: User, now: datetime | None = None) -> int:
+    """Revoke every active key of the account (they stop working on every server at once, once
+    the caller's transaction commits); returns how many. Part of accounts.deletion."""
     revoked = ApiKey.objects.filter(account=account, revoked_at__isnull=True).update(
         revoked_at=now or timezone.now()
     )
     readcache.bump("auth")
-    account.delete()
     return revoked
 
 

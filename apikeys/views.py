@@ -9,16 +9,16 @@ from django.urls import reverse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 
+from accounts.deletion import account_delete
 from apikeys.forms import AccountDeleteForm, ApiKeyCreateForm
 from apikeys.selectors import api_key_get, api_key_list
 from apikeys.services import (
     CreatedKey,
-    account_delete,
     account_plan,
     api_key_create,
     api_key_revoke,
 )
-from billing.services import billing_panel
+from billing.services import BillingUnavailable, billing_panel
 from founders.selectors import owned_startups
 from openstartup.formats import site_url
 from quota.services import Caller, quota_status
@@ -119,11 +119,23 @@ def account(request: HttpRequest) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def account_delete_view(request: HttpRequest) -> HttpResponse:
     form = AccountDeleteForm(request.user, request.POST or None)
+    context = {"form": form, "owned": owned_startups(account=request.user)}
     if request.method == "POST" and form.is_valid():
-        revoked = account_delete(account=request.user)
+        try:
+            deleted = account_delete(account=request.user)
+        except BillingUnavailable as exc:
+            form.add_error(
+                None,
+                f"{exc}, so nothing was deleted: your account, keys and startups are unchanged. "
+                "Try again in a few minutes.",
+            )
+            return render(request, "apikeys/account_delete.html", context, status=503)
         logout(request)
         messages.success(
-            request, f"Your account was deleted and its {revoked} active key(s) revoked."
+            request,
+            f"Your account was deleted and its {deleted.keys_revoked} active key(s) revoked; "
+            f"{deleted.startups_disconnected} startup(s) disconnected from their payment "
+            f"provider; {deleted.subscriptions_cancelled} Pro subscription(s) cancelled.",
         )
         return redirect("login")
-    return render(request, "apikeys/account_delete.html", {"form": form})
+    return render(request, "apikeys/account_delete.html", context)

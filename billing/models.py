@@ -32,6 +32,9 @@ class StripeSubscription(models.Model):
     # When Stripe created the newest event applied here: older events arriving late are ignored.
     last_event_at = models.DateTimeField()
     payment_failed_at = models.DateTimeField(null=True, blank=True)
+    # Whether its items hold STRIPE_PRO_PRICE_ID: only then does it make the account Pro (a
+    # subscription to another price of the operator's Stripe account is recorded, never Pro).
+    holds_pro_price = models.BooleanField(default=True)
     plan_period = models.OneToOneField(
         Subscription,
         null=True,

@@ -60,7 +60,7 @@ def checkout_session_create(*, account: User, success_url: str, cancel_url: str)
         "success_url": success_url,
         "cancel_url": cancel_url,
         "client_reference_id": str(account.pk),
-        "metadata": {"account_id": str(account.pk)},
+        "metadata": {"account_id": str(account.pk), "price": settings.STRIPE_PRO_PRICE_ID},
         # Every subscription event then names the account, whatever order events arrive in.
         "subscription_data": {"metadata": {"account_id": str(account.pk)}},
     }
@@ -90,6 +90,35 @@ def portal_session_create(*, account: User, return_url: str) -> str:
         logger.warning("portal session for account %s failed: %s", account.pk, type(exc))
         raise BillingUnavailable("Stripe could not open billing; try again.") from None
     return session.url
+
+
+def subscriptions_cancel(*, account: User) -> int:
+    """Cancel at Stripe, at once, every Pro subscription of `account` that has not ended (the
+    account is being deleted); returns how many. A subscription Stripe no longer knows counts as
+    ended. Raises BillingUnavailable, cancelling no more, when Stripe is not configured or does
+    not answer: the caller then changes nothing."""
+    live = StripeSubscription.objects.filter(account=account, holds_pro_price=True).exclude(
+        status__in=FINAL_STATUSES
+    )
+    cancelled = 0
+    for row in live:
+        if not settings.STRIPE_SECRET_KEY:
+            raise BillingUnavailable(
+                "Your Pro subscription cannot be cancelled with Stripe from here right now"
+            )
+        try:
+            _client().v1.subscriptions.cancel(row.stripe_id)
+        except stripe.InvalidRequestError as exc:
+            if exc.code != "resource_missing":
+                logger.warning("cancelling %s failed: %s", row.stripe_id, type(exc))
+                raise BillingUnavailable("Stripe refused to cancel your Pro subscription") from None
+        except stripe.StripeError as exc:
+            logger.warning("cancelling %s failed: %s", row.stripe_id, type(exc))
+            raise BillingUnavailable("Stripe could not cancel your Pro subscription") from None
+        # Kept even if what follows fails: a second attempt does not cancel it again.
+        StripeSubscription.objects.filter(pk=row.pk).update(status="canceled")
+        cancelled += 1
+    return cancelled
 
 
 def webhook_event_verify(*, payload: bytes, signature: str | None) -> dict:
@@ -141,8 +170,8 @@ def webhook_event_handle(*, payload: bytes, signature: str | None) -> str:
 def _apply(event: dict) -> str:
     kind, obj = event["type"], event["data"]["object"]
     at = datetime.fromtimestamp(event["created"], tz=UTC)
-    if kind == "checkout.session.completed":
-        return _checkout_completed(obj, at=at)
+    if kind in ("checkout.session.completed", "checkout.session.async_payment_succeeded"):
+        return _checkout_completed(obj, at=at, paid=kind.endswith("async_payment_succeeded"))
     if kind in (
         "customer.subscription.created",
         "customer.subscription.updated",
@@ -177,7 +206,26 @@ def _account_for(*, customer: Any, metadata: Any, reference: Any = None) -> User
     return None
 
 
-def _checkout_completed(obj: dict, *, at: datetime) -> str:
+# Checkout Session `payment_status` values meaning the customer has paid (Stripe:
+# "no_payment_required" is a session whose first invoice is zero, e.g. a trial or a full
+# discount). "unpaid" (an asynchronous payment method) is settled later by
+# checkout.session.async_payment_succeeded.
+PAID_CHECKOUT = {"paid", "no_payment_required"}
+
+
+def _holds_pro_price(subscription: dict) -> bool:
+    """Whether a Stripe subscription object has an item on the Pro price (STRIPE_PRO_PRICE_ID):
+    a subscription to any other price of the operator's account is not Pro."""
+    wanted = settings.STRIPE_PRO_PRICE_ID
+    for item in _items(subscription):
+        price = item.get("price")
+        price_id = price.get("id") if isinstance(price, dict) else price
+        if wanted and price_id == wanted:
+            return True
+    return False
+
+
+def _checkout_completed(obj: dict, *, at: datetime, paid: bool = False) -> str:
     account = _account_for(
         customer=obj.get("customer"),
         metadata=obj.get("metadata"),
@@ -190,15 +238,30 @@ def _checkout_completed(obj: dict, *, at: datetime) -> str:
         return "not a subscription"
     if obj.get("status") not in (None, "complete"):
         return "checkout not complete"
+    if not paid and obj.get("payment_status") not in PAID_CHECKOUT:
+        return "checkout not paid yet"
+    # Only the sessions this service creates (checkout_session_create) name the Pro price in
+    # their metadata; the session object carries no line items. The subscription's own events
+    # then check its items (_holds_pro_price).
+    metadata = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+    if not settings.STRIPE_PRO_PRICE_ID or metadata.get("price") != settings.STRIPE_PRO_PRICE_ID:
+        return "not a Pro checkout"
     # The period end comes with the subscription's own events; until then a provisional one.
     return _subscription_state(
         stripe_id=subscription_id, account=account, status="active", period_end=None, at=at
     )
 
 
+def _items(subscription: dict) -> list[dict]:
+    """A subscription object's items (`items.data`), whatever shape an event gives them."""
+    items = subscription.get("items")
+    items = items.get("data") if isinstance(items, dict) else None
+    return [item for item in items if isinstance(item, dict)] if isinstance(items, list) else []
+
+
 def _period_end(obj: dict) -> datetime | None:
     ends = [obj.get("current_period_end")]
-    ends += [item.get("current_period_end") for item in (obj.get("items") or {}).get("data") or []]
+    ends += [item.get("current_period_end") for item in _items(obj)]
     ends = [end for end in ends if isinstance(end, int) and 0 < end < MAX_TIMESTAMP]
     return datetime.fromtimestamp(max(ends), tz=UTC) if ends else None
 
@@ -215,15 +278,27 @@ def _subscription_changed(obj: dict, *, at: datetime) -> str:
         return "no account"
     status = obj.get("status") if isinstance(obj.get("status"), str) else "unknown"
     return _subscription_state(
-        stripe_id=stripe_id, account=account, status=status, period_end=_period_end(obj), at=at
+        stripe_id=stripe_id,
+        account=account,
+        status=status,
+        period_end=_period_end(obj),
+        at=at,
+        pro_price=_holds_pro_price(obj),
     )
 
 
 def _subscription_state(
-    *, stripe_id: str, account: User, status: str, period_end: datetime | None, at: datetime
+    *,
+    stripe_id: str,
+    account: User,
+    status: str,
+    period_end: datetime | None,
+    at: datetime,
+    pro_price: bool = True,
 ) -> str:
     """Record the subscription as of `at` and set the account's Pro period from it, unless a
-    newer event was applied already (events can arrive in any order)."""
+    newer event was applied already (events can arrive in any order). Only a subscription
+    holding the Pro price (`pro_price`) in a paying status makes the account Pro."""
     now = timezone.now()
     row, created = StripeSubscription.objects.select_for_update().get_or_create(
         stripe_id=stripe_id,
@@ -234,10 +309,10 @@ def _subscription_state(
             return "older than the state applied"
         if at == row.last_event_at and row.status in FINAL_STATUSES:
             return "already ended"
-    row.status, row.last_event_at = status, at
+    row.status, row.last_event_at, row.holds_pro_price = status, at, pro_price
     if period_end is not None:
         row.current_period_end = period_end
-    if status in PRO_STATUSES:
+    if status in PRO_STATUSES and pro_price:
         end = row.current_period_end or now + PRO_PERIOD
         if end <= now:
             end = now + PRO_PERIOD  # a stale period on an active subscription: Stripe renews
@@ -252,7 +327,7 @@ def _subscription_state(
             current_period_end=now
         )
     row.save()
-    return f"subscription {status}"
+    return f"subscription {status}" + ("" if pro_price else " (not the Pro price)")
 
 
 def _payment_failed(obj: dict, *, at: datetime) -> str:

@@ -562,6 +562,9 @@ if PRODUCTION and not ATTESTATION_SIGNING_KEYS:
         "DJANGO_ENV=production needs ATTESTATION_SIGNING_KEYS (the development signing key is "
         "public)."
     )
+# How long an attestation is valid: its `exp` claim is `iat` + this (default 7 days). Verifiers
+# must refuse it afterwards, and check `iss` (SITE_URL) and `sub` (the slug).
+ATTESTATION_VALIDITY_SECONDS = env_int("ATTESTATION_VALIDITY_SECONDS", 7 * 86400)
 
 # A verified figure is `stale` when its last successful sync is older than this (refresh: hourly).
 VERIFICATION_STALE_HOURS = env_int("VERIFICATION_STALE_HOURS", 6)

@@ -24,7 +24,7 @@ from django.http import HttpRequest
 from joserfc import jws
 from joserfc.jwk import OKPKey
 
-from openstartup.formats import iso_timestamp
+from openstartup.formats import iso_timestamp, site_url
 from openstartup.renderers import camelize
 from startups.models import Startup
 from startups.serializers import VerificationSerializer, verification_of
@@ -84,7 +84,26 @@ def attestation_payload(startup: Startup, *, request: HttpRequest | None, now: d
     (camelCase, as the detail shows it, monthly rows included) and when it was issued."""
     verification = verification_of(startup)
     figures = VerificationSerializer(verification, context={"request": request}).data
-    return {"slug": startup.slug, **camelize(figures), "issuedAt": iso_timestamp(now)}
+    return {
+        "slug": startup.slug,
+        **camelize(figures),
+        "issuedAt": iso_timestamp(now),
+        **registered_claims(startup, request=request, now=now),
+    }
+
+
+def registered_claims(startup: Startup, *, request: HttpRequest | None, now: datetime) -> dict:
+    """The JWT claims (RFC 7519) a verifier must check: who issued it (`iss`, SITE_URL), what it
+    is about (`sub`, the slug), when it was issued (`iat`) and until when it holds (`exp`,
+    ATTESTATION_VALIDITY_SECONDS later), in Unix seconds. Attestations issued before these
+    claims existed carry none of them; they verify as issued."""
+    issued = int(now.timestamp())
+    return {
+        "iss": site_url(request),
+        "sub": startup.slug,
+        "iat": issued,
+        "exp": issued + settings.ATTESTATION_VALIDITY_SECONDS,
+    }
 
 
 def attestation_sign(payload: dict) -> tuple[str, str]:

@@ -576,8 +576,10 @@ class HistoryPageSerializer(serializers.Serializer):
 class AttestationSerializer(serializers.Serializer):
     jws = text(
         help_text="Compact JWS (RFC 7515), EdDSA/Ed25519 (RFC 8037). Payload: `slug`, every field "
-        "of the detail's `verification` object (camelCase, monthly rows included) and "
-        "`issuedAt`. Verify against /.well-known/jwks.json."
+        "of the detail's `verification` object (camelCase, monthly rows included), "
+        "`issuedAt`, and the JWT claims verifiers must check: `iss` (the service's address), "
+        "`sub` (the slug), `iat` and `exp` (Unix seconds). Verify against "
+        "/.well-known/jwks.json."
     )
     key_id = text(help_text="`kid` of the signing key in /.well-known/jwks.json.")
 

@@ -1,8 +1,9 @@
 """One local HTTP server for the fakes of outside services (payment providers, Stripe billing).
 
 A threaded server on 127.0.0.1 with an ephemeral port, started and stopped as a context
-manager. A fake subclasses `FakeServer` and answers in `get(request)` / `post(request)` with
-`answer(request, status, headers, body)`: JSON, or a `Stream` written by hand.
+manager. A fake subclasses `FakeServer` and answers in `get(request)` / `post(request)` /
+`delete(request)` with `answer(request, status, headers, body)`: JSON, or a `Stream` written by
+hand.
 """
 
 import json
@@ -46,6 +47,9 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:  # noqa: N802 - http.server's name
         self.server.fake.post(self)
 
+    def do_DELETE(self) -> None:  # noqa: N802 - http.server's name
+        self.server.fake.delete(self)
+
     def log_message(self, *args: object) -> None:
         pass
 
@@ -58,6 +62,9 @@ class FakeServer:
 
     def post(self, request: BaseHTTPRequestHandler) -> None:
         request.send_error(501, "Unsupported method ('POST')")
+
+    def delete(self, request: BaseHTTPRequestHandler) -> None:
+        request.send_error(501, "Unsupported method ('DELETE')")
 
     def __enter__(self):
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)

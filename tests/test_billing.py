@@ -51,14 +51,28 @@ def deliver(payload: str, *, at: int | None = None, secret: str = SECRET):
     )
 
 
-def subscription(account, status: str, *, ends_in: int = 30 * 86400) -> dict:
+def subscription(
+    account, status: str, *, ends_in: int = 30 * 86400, price: str = "price_pro"
+) -> dict:
+    """A Stripe subscription object (API 2025+: the period end is on its items)."""
     return {
         "id": "sub_pro_1",
         "object": "subscription",
         "customer": "cus_1",
         "status": status,
         "metadata": {"account_id": str(account.pk)},
-        "items": {"data": [{"id": "si_1", "current_period_end": int(time.time()) + ends_in}]},
+        "items": {
+            "object": "list",
+            "data": [
+                {
+                    "id": "si_1",
+                    "object": "subscription_item",
+                    "price": {"id": price, "object": "price", "product": "prod_1"},
+                    "quantity": 1,
+                    "current_period_end": int(time.time()) + ends_in,
+                }
+            ],
+        },
     }
 
 
@@ -69,13 +83,16 @@ def subscription_event(account, event_id: str, kind: str, status: str, *, create
     )
 
 
-def checkout_completed(account) -> dict:
+def checkout_completed(account, *, payment_status: str = "paid") -> dict:
+    """The Checkout Session of checkout_session_create, as Stripe sends it once completed."""
     return {
         "id": "cs_1",
         "object": "checkout.session",
         "mode": "subscription",
         "status": "complete",
+        "payment_status": payment_status,
         "client_reference_id": str(account.pk),
+        "metadata": {"account_id": str(account.pk), "price": "price_pro"},
         "customer": "cus_1",
         "subscription": "sub_pro_1",
     }
@@ -118,6 +135,7 @@ def test_upgrade_creates_a_subscription_checkout_session_with_the_sdk(stripe_set
     assert form["line_items[0][price]"] == ["price_pro"]
     assert form["client_reference_id"] == [str(account.pk)]
     assert form["subscription_data[metadata][account_id]"] == [str(account.pk)]
+    assert form["metadata[price]"] == ["price_pro"]
     assert form["customer_email"] == [account.email]
 
 
@@ -267,3 +285,57 @@ def test_half_configured_billing_is_a_system_check_warning(settings):
     assert [m.id for m in run_checks() if m.id.startswith("billing")] == ["billing.W001"]
     settings.STRIPE_WEBHOOK_SECRET = SECRET
     assert not [m.id for m in run_checks() if m.id.startswith("billing")]
+
+
+def test_a_subscription_to_another_price_of_the_operators_account_is_not_pro(
+    stripe_settings, account, now
+):
+    other = subscription(account, "active", price="price_cheap_ebook")
+    answer = deliver(event("evt_o", "customer.subscription.created", other, created=now))
+    assert answer.status_code == 200
+    assert "not the Pro price" in answer.json()["outcome"]
+    assert plan_name(account) == "Free"
+    # A Pro subscription switched to another price in the Customer Portal stops being Pro.
+    deliver(subscription_event(account, "evt_p", "updated", "active", created=now + 1))
+    assert plan_name(account) == "Pro"
+    switched = subscription(account, "active", price="price_cheap_ebook")
+    deliver(event("evt_q", "customer.subscription.updated", switched, created=now + 2))
+    assert plan_name(account) == "Free"
+
+
+def test_an_unpaid_checkout_is_not_pro_until_its_payment_succeeds(stripe_settings, account, now):
+    unpaid = checkout_completed(account, payment_status="unpaid")
+    answer = deliver(event("evt_u", "checkout.session.completed", unpaid, created=now))
+    assert answer.status_code == 200
+    assert answer.json()["outcome"] == "checkout not paid yet"
+    assert plan_name(account) == "Free"
+    settled = deliver(
+        event("evt_s", "checkout.session.async_payment_succeeded", unpaid, created=now + 60)
+    )
+    assert settled.status_code == 200
+    assert plan_name(account) == "Pro"
+
+
+def test_a_checkout_with_no_payment_required_is_pro(stripe_settings, account, now):
+    free_trial = checkout_completed(account, payment_status="no_payment_required")
+    deliver(event("evt_t", "checkout.session.completed", free_trial, created=now))
+    assert plan_name(account) == "Pro"
+
+
+def test_a_checkout_this_service_did_not_make_for_the_pro_price_is_not_pro(
+    stripe_settings, account, now
+):
+    # Another product sold through the same Stripe account, by a customer we know.
+    other = {**checkout_completed(account), "metadata": {}, "client_reference_id": None}
+    BillingCustomer.objects.create(account=account, stripe_customer_id="cus_1")
+    answer = deliver(event("evt_x", "checkout.session.completed", other, created=now))
+    assert answer.json()["outcome"] == "not a Pro checkout"
+    assert plan_name(account) == "Free"
+
+
+def test_a_subscription_event_with_odd_items_is_answered_not_a_500(stripe_settings, account, now):
+    for n, items in enumerate(("x", {"data": "x"}, {"data": ["x", None]}, None)):
+        odd = {**subscription(account, "active"), "items": items}
+        answer = deliver(event(f"evt_odd{n}", "customer.subscription.updated", odd, created=now))
+        assert answer.status_code == 200
+        assert plan_name(account) == "Free"

@@ -197,7 +197,15 @@ def test_a_founder_verifies_a_startup_claims_another_and_pays_for_pro_in_chromiu
         "customer": "cus_browser",
         "status": "active",
         "metadata": {"account_id": str(account.pk)},
-        "items": {"data": [{"id": "si_b", "current_period_end": now + 30 * 86400}]},
+        "items": {
+            "data": [
+                {
+                    "id": "si_b",
+                    "price": {"id": "price_pro", "object": "price"},
+                    "current_period_end": now + 30 * 86400,
+                }
+            ]
+        },
     }
     webhook(base, "evt_b1", "customer.subscription.created", subscription, now)
     assert page_size() == 50

@@ -55,6 +55,7 @@ def run_client(code: str, **variables: Any) -> Any:
         + "\nsys.stdout.write(json.dumps(result))\n"
     )
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONSTARTUP")}
+    env["PYTHONPATH"] = str(CLIENT_DIR / "src")  # this checkout's client, not another's install
     out = run_to_the_end([sys.executable, "-c", script], cwd=CLIENT_DIR, env=env, timeout=120)
     return json.loads(out)
 
@@ -463,3 +464,71 @@ def test_history_attestation_and_export_against_the_live_server(live_server, tra
     assert result["rows"] == ["acme", "beta"]
     assert result["meta"]["count"] == 2
     assert (result["refused"]["status"], result["refused"]["code"]) == (403, "pro_required")
+
+
+def test_the_client_verifies_attestations_and_their_registered_claims(
+    live_server, transactional_db
+):
+    from django.utils import timezone
+
+    from startups.attestation import attestation_payload, attestation_sign, jwks
+
+    acme = make_startup(name="Acme", slug="acme", mrr=1000)
+    make_verification(acme)
+    now = timezone.now()
+    current = attestation_payload(acme, request=None, now=now)
+    figures = {k: v for k, v in current.items() if k not in ("iss", "sub", "iat", "exp")}
+    old, _ = attestation_sign(figures)  # as attestations were signed before iss/sub/iat/exp
+    expired, _ = attestation_sign({**current, "exp": current["iat"] - 3600})
+    other_site, _ = attestation_sign({**current, "iss": "https://evil.example"})
+    other_slug, _ = attestation_sign({**current, "sub": "beta"})
+    tampered = old.split(".")
+    tampered[1] = tampered[1][:-4] + ("AAAA" if tampered[1][-4:] != "AAAA" else "BBBB")
+    result = run_client(
+        """
+        from openstartup import AttestationError, verify_attestation
+
+        def outcome(token, **checks):
+            try:
+                return sorted(verify_attestation(token, jwks, **checks))
+            except AttestationError as error:
+                return error.code
+
+        client = openstartup.Client(base_url=url)
+        live = client.startups.verified_attestation("acme")
+        try:
+            client.startups.verified_attestation("acme", issuer="https://evil.example")
+            foreign = None
+        except AttestationError as error:
+            foreign = error.code
+        result = {
+            "live": [live["sub"], live["iss"], live["exp"] - live["iat"]],
+            "foreign": foreign,
+            "old": outcome(old, slug="acme", issuer=url),
+            "old_required": outcome(old, require_claims=True),
+            "expired": outcome(expired),
+            "other_site": outcome(other_site, issuer="http://127.0.0.1:1/"),
+            "other_slug": outcome(other_slug, slug="acme"),
+            "asked_other": outcome(old, slug="beta"),
+            "tampered": outcome(".".join(tampered)),
+            "garbage": outcome("not a token"),
+        }
+        """,
+        url=live_server.url,
+        jwks=jwks(),
+        old=old,
+        expired=expired,
+        other_site=other_site,
+        other_slug=other_slug,
+        tampered=tampered,
+    )
+    assert result["live"] == ["acme", live_server.url, 7 * 86400]
+    assert result["foreign"] == "wrong_issuer"
+    assert "slug" in result["old"] and "exp" not in result["old"]  # verifies as issued
+    assert result["old_required"] == "missing_claim"
+    assert result["expired"] == "expired"
+    assert result["other_site"] == "wrong_issuer"
+    assert result["other_slug"] == "wrong_subject"
+    assert result["asked_other"] == "wrong_subject"
+    assert result["tampered"] == "bad_signature"
+    assert result["garbage"] == "bad_signature"

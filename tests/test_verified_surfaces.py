@@ -5,6 +5,7 @@ import html
 import io
 import json
 import re
+import time
 from datetime import UTC, datetime, timedelta
 
 import jwt
@@ -317,6 +318,33 @@ def test_an_attestation_verifies_with_another_library_and_matches_the_detail(cli
     assert datetime.fromisoformat(payload["issuedAt"].replace("Z", "+00:00")) <= timezone.now()
     assert jwt.get_unverified_header(data["jws"])["kid"] == data["keyId"]
     assert used_by(obj.account) == 2  # one record for the attestation, one for the detail
+
+
+def test_an_attestation_names_its_issuer_and_subject_and_expires(client, settings):
+    settings.SITE_URL = "https://openstartup.example"
+    settings.ATTESTATION_VALIDITY_SECONDS = 3600
+    connection = connect_demo("claims-co")
+    sync(connection, timezone.now())
+    before = int(timezone.now().timestamp())
+    token = client.get("/api/v1/startups/claims-co/attestation").json()["data"]["jws"]
+    claims = jwt.decode(token, options={"verify_signature": False})
+    assert claims["iss"] == "https://openstartup.example"
+    assert claims["sub"] == claims["slug"] == "claims-co"
+    assert before <= claims["iat"] <= before + 5
+    assert claims["exp"] == claims["iat"] + 3600
+    # A verifier checking them: the right issuer passes, another is refused, and so is the
+    # attestation once expired.
+    assert _verify_with_pyjwt(client, token)["sub"] == "claims-co"
+    keys = client.get("/.well-known/jwks.json").json()["keys"]
+    public = jwt.PyJWK(keys[0], algorithm="EdDSA").key
+    jwt.decode(token, public, algorithms=["EdDSA"], issuer="https://openstartup.example")
+    with pytest.raises(jwt.InvalidIssuerError):
+        jwt.decode(token, public, algorithms=["EdDSA"], issuer="https://evil.example")
+    settings.ATTESTATION_VALIDITY_SECONDS = 1
+    short = client.get("/api/v1/startups/claims-co/attestation").json()["data"]["jws"]
+    time.sleep(1.1)
+    with pytest.raises(jwt.ExpiredSignatureError):
+        jwt.decode(short, public, algorithms=["EdDSA"])
 
 
 def test_a_tampered_attestation_does_not_verify(client):

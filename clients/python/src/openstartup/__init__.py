@@ -7,6 +7,7 @@ for startup in client.startups.list(sort="mrr-desc", max_items=10):
     print(startup["name"], startup["revenue"]["mrr"])
 """
 
+from openstartup.attestation import AttestationError, verify_attestation
 from openstartup.client import Client, ExportIterator, StartupIterator
 from openstartup.errors import (
     APIConnectionError,
@@ -39,6 +40,7 @@ __version__ = "0.1.0"
 __all__ = [
     "APIConnectionError",
     "Attestation",
+    "AttestationError",
     "AuthenticationError",
     "BadRequestError",
     "Client",
@@ -61,4 +63,5 @@ __all__ = [
     "StartupIterator",
     "StartupPage",
     "Verification",
+    "verify_attestation",
 ]

@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 import httpx
 
+from openstartup.attestation import verify_attestation
 from openstartup.errors import (
     APIConnectionError,
     OpenStartupError,
@@ -308,6 +309,17 @@ class Startups:
     def attestation(self, slug: str) -> Attestation:
         """`GET /api/v1/startups/{slug}/attestation`: the signed (JWS, EdDSA) figures."""
         return self._client._get(f"/api/v1/startups/{_segment(slug)}/attestation")["data"]
+
+    def verified_attestation(self, slug: str, *, issuer: str | None = None) -> dict[str, Any]:
+        """The claims of `slug`'s attestation, verified against the service's
+        `/.well-known/jwks.json` (openstartup.verify_attestation): signature, `exp`, `sub` =
+        `slug`, and `iss` = `issuer` (default: this client's `base_url`). Raises
+        AttestationError when it does not verify. Needs `openstartup[verify]`."""
+        token = self.attestation(slug)["jws"]
+        jwks = self._client._get("/.well-known/jwks.json")
+        return verify_attestation(
+            token, jwks, slug=slug, issuer=self._client.base_url if issuer is None else issuer
+        )
 
     def export(self, **filters: Any) -> ExportIterator:
         """`GET /api/v1/exports/startups.ndjson` (Pro): every matching startup, streamed.
