@@ -2,6 +2,9 @@
 
 `fetch(http=..., now=...)` does all the HTTP (paginating to the end) and returns plain data;
 `compute(raw=..., now=...)` is pure arithmetic on it, in minor units per currency.
+Optionally, `identify(http=...)` names the provider account a key reads (AccountIdentity), so that
+one provider account verifies one startup; without it (the default) the identity is unknown and
+nothing is refused (`Provider.account_identity`).
 """
 
 from collections.abc import Callable, Iterator
