@@ -89,9 +89,25 @@ class PendingChangeAdmin(admin.ModelAdmin):
     list_filter = ("status", "kind")
     search_fields = ("startup__name", "startup__slug", "name", "website")
     list_select_related = ("startup",)
-    raw_id_fields = ("startup", "account")
-    readonly_fields = ("status", "publishes", "created_at", "decided_at")
+    # What the founder asked for is shown, never edited: operators approve or reject it.
+    readonly_fields = (
+        "startup",
+        "account",
+        "kind",
+        "mrr",
+        "name",
+        "website",
+        "current_name",
+        "current_website",
+        "publishes",
+        "status",
+        "created_at",
+        "decided_at",
+    )
     actions = ["approve", "reject"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
 
     @admin.display(description="public name")
     def current_name(self, change: PendingChange) -> str:

@@ -197,6 +197,9 @@ def test_a_huge_self_reported_mrr_is_held_off_every_surface_until_an_operator_ap
     from founders.models import PendingChange
 
     pending = PendingChange.objects.get(startup=startup)
+    staff = operator()
+    assert "Giant" in staff.get("/admin/founders/pendingchange/").content.decode()
+    assert staff.get(f"/admin/founders/pendingchange/{pending.pk}/change/").status_code == 200
     assert "1 change(s) approved" in admin_action(
         "/admin/founders/pendingchange/", "approve", [pending.pk]
     )
@@ -273,6 +276,14 @@ def test_claims_need_a_confirmed_account_and_the_admin_shows_confirmation_and_do
     assert icons["jo@mail.acme.com"] == ["True", "True"]
     assert icons["ceo@acme-inc.co"] == ["True", "False"]
     assert icons["ceo@acme.com"] == ["False", "True"]
+
+    staff = operator()
+    lookalike_claim = StartupClaim.objects.get(account=lookalike)
+    change = staff.get(f"/admin/founders/startupclaim/{lookalike_claim.pk}/change/")
+    text = change.content.decode()
+    assert change.status_code == 200
+    assert "E-mail at the website" in text and "https://www.acme.com/pricing" in text
+    assert re.findall(r'alt="(True|False)"', text) == ["True", "False"]
 
     page = admin_action("/admin/founders/startupclaim/", "approve", [stale.pk])
     assert "0 claim(s) approved" in page and "has not confirmed" in page
@@ -484,3 +495,39 @@ def test_a_connector_without_identify_records_no_account_and_refuses_nothing():
             startup=make_startup(name=name), provider="demo", raw_key=demo_key()
         )
         assert connection.account_id is None
+
+
+def test_a_connection_made_before_identities_gets_its_account_at_the_next_sync(fake_providers):
+    from verification import crypto
+    from verification.services import revenue_sync
+
+    account = stripe_account_object("acct_1Older", name="Older Ltd", url="https://older.example")
+    fake_providers.account(KEY, stripe_account(charged=1_700_000_000, account=account))
+    startup = make_startup(name="Older")
+    connection = ProviderConnection.objects.create(
+        startup=startup,
+        provider="stripe",
+        encrypted_key=crypto.encrypt_key(KEY),
+        api_base=fake_providers.base_url,
+    )
+    revenue_sync(connection=connection, now=timezone.now())
+    connection.refresh_from_db()
+    assert connection.status == "ok"
+    assert (connection.account_id, connection.account_name, connection.account_domain) == (
+        "acct_1Older",
+        "Older Ltd",
+        "older.example",
+    )
+    # A key that may not read its account still syncs; the account stays unknown.
+    routes = stripe_account(charged=1_700_000_000)
+    routes["/v1/account"] = lambda query: (403, {}, {"error": {"message": "no permission"}})
+    fake_providers.account("rk_live_no_account_read", routes)
+    other = ProviderConnection.objects.create(
+        startup=make_startup(name="Other"),
+        provider="stripe",
+        encrypted_key=crypto.encrypt_key("rk_live_no_account_read"),
+        api_base=fake_providers.base_url,
+    )
+    revenue_sync(connection=other, now=timezone.now())
+    other.refresh_from_db()
+    assert other.status == "ok" and other.account_id is None

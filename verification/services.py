@@ -271,6 +271,22 @@ def revenue_sync(*, connection: ProviderConnection, now: datetime) -> ProviderCo
         )
 
 
+def _identity_backfill(connection: ProviderConnection, provider: Provider, http) -> None:
+    """A connection made before provider accounts were recorded gets its account noted at its
+    next sync, best effort: a key without the permission stays unknown, nothing is refused and
+    the sync goes on (operators find shared accounts by account id in the admin)."""
+    if connection.account_id or provider.identify is None:
+        return
+    try:
+        identity = provider.account_identity(http=http)
+    except Exception:  # noqa: BLE001 - any failure leaves the identity unknown, as before
+        return
+    if identity is not None:
+        ProviderConnection.objects.filter(pk=connection.pk, account_id__isnull=True).update(
+            account_id=identity.id, account_name=identity.name, account_domain=identity.domain
+        )
+
+
 def _lease_take(connection: ProviderConnection, *, owner: str, at: datetime) -> bool:
     until = at + timedelta(seconds=settings.PROVIDER_SYNC_LEASE_SECONDS)
     free = Q(lease_until__isnull=True) | Q(lease_until__lte=at)
@@ -295,6 +311,7 @@ def _sync_leased(
             deadline=time.monotonic() + settings.PROVIDER_SYNC_DEADLINE_SECONDS,
         ) as http:
             raw = provider.fetch(http=http, now=now)
+            _identity_backfill(connection, provider, http)
         figures = figures_in_usd(provider.compute(raw=raw, now=now))
         _check_figures(figures)
         written = _write_figures(
