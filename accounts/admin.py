@@ -37,6 +37,7 @@ class AccountAdmin(UserAdmin):
         # Keys work only once this is set (the signed link sets it; operators may too).
         ("E-mail confirmation", {"fields": ("email_confirmed_at",)}),
         ("Allowance", {"fields": ("monthly_allowance_override",)}),
+        ("Founders", {"fields": ("founder_max_startups_override",)}),
     )
     inlines = [SubscriptionInline, ApiKeyInline]
 

@@ -29,6 +29,13 @@ class User(AbstractUser):
         blank=True,
         help_text="Records per month on capped plans for this account; empty: the plan's.",
     )
+    # Set by operators only: how many startups this account may own (add or claim); empty:
+    # FOUNDER_MAX_STARTUPS.
+    founder_max_startups_override = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="Startups this account may own; empty: the FOUNDER_MAX_STARTUPS setting.",
+    )
 
     objects = AccountManager()
 

@@ -48,3 +48,52 @@ class ReportedRevenue(models.Model):
 
     def __str__(self) -> str:
         return f"{self.startup}: {self.mrr}"
+
+
+class PendingChange(models.Model):
+    """A founder's change that waits for an operator in the admin before it is public: a
+    self-reported MRR above SELF_REPORTED_MRR_REVIEW_ABOVE, or a new name or website for a
+    verified startup. Meanwhile the public figures and identity stay as they were (a startup
+    held at creation is unpublished until the operator decides)."""
+
+    class Kind(models.TextChoices):
+        MRR = "mrr", "self-reported MRR"
+        IDENTITY = "identity", "name or website"
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "pending"
+        APPROVED = "approved", "approved"
+        REJECTED = "rejected", "rejected"
+
+    startup = models.ForeignKey(Startup, on_delete=models.CASCADE, related_name="pending_changes")
+    account = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="pending_changes",
+    )
+    kind = models.CharField(max_length=10, choices=Kind.choices)
+    # Kind MRR: the figure waiting (whole US dollars).
+    mrr = models.PositiveBigIntegerField(null=True, blank=True)
+    # Kind IDENTITY: the new name and website (the website may be unknown).
+    name = models.CharField(max_length=200, null=True, blank=True)
+    website = models.URLField(max_length=500, null=True, blank=True)
+    # The startup was held unpublished at creation for this figure: deciding publishes it.
+    publishes = models.BooleanField(default=False)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    created_at = models.DateTimeField(auto_now_add=True)
+    decided_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["startup", "kind"],
+                condition=Q(status="pending"),
+                name="pending_change_one_per_kind",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.startup}: {self.get_kind_display()} ({self.status})"

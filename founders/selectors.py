@@ -1,9 +1,9 @@
 """Reads for the founders' pages: only ever the signed-in account's own startups."""
 
-from django.db.models import QuerySet
+from django.db.models import Prefetch, QuerySet
 
 from accounts.models import User
-from founders.models import StartupClaim
+from founders.models import PendingChange, StartupClaim
 from startups.models import Startup
 from verification import crypto
 from verification.models import ProviderConnection
@@ -14,6 +14,13 @@ def owned_startups(*, account: User) -> QuerySet[Startup]:
     return (
         Startup.objects.filter(owner=account)
         .select_related("verification", "provider_connection", "reported")
+        .prefetch_related(
+            Prefetch(
+                "pending_changes",
+                queryset=PendingChange.objects.filter(status=PendingChange.Status.PENDING),
+                to_attr="waiting",
+            )
+        )
         .order_by("name", "slug")
     )
 
@@ -23,6 +30,23 @@ def owned_startup(*, account: User, slug: str) -> Startup | None:
     if "\x00" in slug:
         return None
     return owned_startups(account=account).filter(slug=slug).first()
+
+
+def edit_form_initial(startup: Startup) -> dict:
+    """What the edit form shows: the profile and the founder's reported MRR, or the values
+    still waiting for an operator's review (so saving again keeps them waiting)."""
+    from founders.forms import StartupForm
+    from founders.reviews import pending_of
+
+    initial = {name: getattr(startup, name) for name in StartupForm.base_fields if name != "mrr"}
+    reported = getattr(startup, "reported", None)
+    initial["mrr"] = reported.mrr if reported else startup.mrr
+    pending = pending_of(startup=startup)
+    if identity := pending.get(PendingChange.Kind.IDENTITY):
+        initial.update(name=identity.name, website=identity.website)
+    if figure := pending.get(PendingChange.Kind.MRR):
+        initial["mrr"] = figure.mrr
+    return initial
 
 
 def account_claims(*, account: User) -> QuerySet[StartupClaim]:

@@ -13,7 +13,16 @@ from django.utils import timezone
 from django.utils.text import slugify
 
 from accounts.models import User
-from founders.models import ReportedRevenue, StartupClaim
+from founders.models import PendingChange, ReportedRevenue, StartupClaim
+from founders.reviews import (
+    held_startup_publish,
+    identity_needs_review,
+    mrr_needs_review,
+    pending_change_drop,
+    pending_change_hold,
+    pending_of,
+    reported_mrr_apply,
+)
 from openstartup import readcache
 from startups.models import Startup
 from verification.keycheck import KeyRefused, key_check, provider_api_base
@@ -27,6 +36,8 @@ from verification.services import (
 )
 
 logger = logging.getLogger(__name__)
+
+Kind = PendingChange.Kind
 
 # The fields a founder edits; revenue is separate (`mrr`, self-reported).
 PROFILE_FIELDS = (
@@ -48,6 +59,39 @@ class FounderActionRefused(Exception):
     """The founder asked for something that cannot be done; the message says why."""
 
 
+class EmailNotConfirmed(FounderActionRefused):
+    """Adding, claiming, editing and connecting need a confirmed e-mail address."""
+
+
+EMAIL_NOT_CONFIRMED = (
+    "Confirm your e-mail address first: adding, claiming, editing and connecting startups "
+    "need it. Open the link we e-mailed you, or send a new one from your dashboard."
+)
+
+
+def founder_may_act(account: User | None) -> None:
+    """Refuse (EmailNotConfirmed) a founder whose e-mail address is not confirmed."""
+    if account is None or account.email_confirmed_at is None:
+        raise EmailNotConfirmed(EMAIL_NOT_CONFIRMED)
+
+
+def founder_startup_limit(account: User) -> int:
+    """How many startups the account may own: the operator's override, else the setting."""
+    override = account.founder_max_startups_override
+    return settings.FOUNDER_MAX_STARTUPS if override is None else override
+
+
+def _startup_room_check(account: User) -> None:
+    """Refuse another startup past the account's limit (the account row is locked, so two
+    requests at once cannot both take the last place)."""
+    User.objects.select_for_update().filter(pk=account.pk).first()
+    limit = founder_startup_limit(account)
+    if Startup.objects.filter(owner=account).count() >= limit:
+        raise FounderActionRefused(
+            f"An account may own at most {limit} startups. If you need more, write to the operator."
+        )
+
+
 def startup_slug_for(name: str) -> str:
     """The slug rule of imports (slugify the name), made unique with -2, -3, ..."""
     base = slugify(name, allow_unicode=True)[:190] or "startup"
@@ -64,12 +108,23 @@ def _headline(mrr: int | None) -> dict:
 
 @transaction.atomic
 def startup_create(*, owner: User, profile: dict, mrr: int | None) -> Startup:
-    """A new startup owned by `owner`, with self-reported figures."""
+    """A new startup owned by `owner`, with self-reported figures. An MRR above the review
+    threshold is held for an operator: the startup stays unpublished until they decide."""
+    founder_may_act(owner)
+    _startup_room_check(owner)
+    held = mrr_needs_review(mrr)
+    public_mrr = None if held else mrr
     fields = {name: profile.get(name) for name in PROFILE_FIELDS}
     startup = Startup.objects.create(
-        slug=startup_slug_for(fields["name"]), owner=owner, **fields, **_headline(mrr)
+        slug=startup_slug_for(fields["name"]),
+        owner=owner,
+        is_published=not held,
+        **fields,
+        **_headline(public_mrr),
     )
-    ReportedRevenue.objects.create(startup=startup, mrr=mrr)
+    ReportedRevenue.objects.create(startup=startup, mrr=public_mrr)
+    if held:
+        pending_change_hold(startup=startup, account=owner, kind=Kind.MRR, mrr=mrr, publishes=True)
     readcache.bump("data")
     return startup
 
@@ -77,21 +132,50 @@ def startup_create(*, owner: User, profile: dict, mrr: int | None) -> Startup:
 @transaction.atomic
 def startup_update(*, startup: Startup, profile: dict, mrr: int | None) -> Startup:
     """Save the founder's profile and reported MRR. While a provider verifies the startup the
-    headline figures stay the provider's: the reported MRR is kept for after a disconnect."""
-    for name in PROFILE_FIELDS:
-        setattr(startup, name, profile.get(name))
-    update = [*PROFILE_FIELDS, "updated_at"]
-    if not startup_revenue_is_locked(startup=startup):
-        startup.mrr, startup.arr = _headline(mrr).values()
-        update += ["mrr", "arr"]
-    startup.save(update_fields=update)
-    ReportedRevenue.objects.update_or_create(startup=startup, defaults={"mrr": mrr})
+    headline figures stay the provider's: the reported MRR is kept for after a disconnect.
+    An MRR above the review threshold, and a new name or website of a verified startup, wait
+    for an operator (founders/reviews.py); what is public stays as it was meanwhile."""
+    founder_may_act(startup.owner)
+    pending = pending_of(startup=startup)
+    fields = [name for name in PROFILE_FIELDS if name not in ("name", "website")]
+    name, website = profile.get("name"), profile.get("website")
+    if (name, website) == (startup.name, startup.website):
+        pending_change_drop(startup=startup, kind=Kind.IDENTITY)
+    elif identity_needs_review(startup=startup):
+        pending_change_hold(
+            startup=startup, account=startup.owner, kind=Kind.IDENTITY, name=name, website=website
+        )
+    else:
+        fields += ["name", "website"]
+    for field in fields:
+        setattr(startup, field, profile.get(field))
+    startup.save(update_fields=[*fields, "updated_at"])
+    reported = ReportedRevenue.objects.filter(startup=startup).first()
+    unchanged = reported is not None and reported.mrr == mrr
+    if mrr_needs_review(mrr) and not unchanged:
+        held = pending.get(Kind.MRR)
+        pending_change_hold(
+            startup=startup,
+            account=startup.owner,
+            kind=Kind.MRR,
+            mrr=mrr,
+            publishes=bool(held and held.publishes),
+        )
+    else:
+        withdrawn = pending_change_drop(startup=startup, kind=Kind.MRR)
+        reported_mrr_apply(startup, mrr)
+        if withdrawn is not None:
+            held_startup_publish(withdrawn)
     readcache.bump("data")
+    startup.refresh_from_db()
     return startup
 
 
+@transaction.atomic
 def startup_claim(*, account: User, slug: str) -> StartupClaim:
-    """Ask to own the unowned startup `slug`; an operator approves it in the admin."""
+    """Ask to own the unowned startup `slug`; an operator approves it in the admin. Needs a
+    confirmed e-mail address and room under the account's startup limit."""
+    founder_may_act(account)
     startup = Startup.objects.filter(slug=slug.strip(), is_published=True).first()
     if startup is None:
         raise FounderActionRefused("No startup has that slug.")
@@ -101,6 +185,7 @@ def startup_claim(*, account: User, slug: str) -> StartupClaim:
         raise FounderActionRefused(
             "This startup already has an owner. If that is wrong, write to the operator."
         )
+    _startup_room_check(account)
     try:
         with transaction.atomic():
             return StartupClaim.objects.create(startup=startup, account=account)
@@ -111,10 +196,14 @@ def startup_claim(*, account: User, slug: str) -> StartupClaim:
 @transaction.atomic
 def claims_approve(*, claims: QuerySet[StartupClaim], now: datetime | None = None) -> int:
     """Make each pending claim's account the owner of its still-unowned startup; other
-    pending claims on that startup are rejected. Returns how many were approved."""
+    pending claims on that startup are rejected. A claim whose account has not confirmed its
+    e-mail address is never approved (it stays pending). Returns how many were approved."""
     now = now or timezone.now()
     approved = 0
-    for claim in claims.filter(status=StartupClaim.Status.PENDING).select_related("startup"):
+    pending = claims.filter(status=StartupClaim.Status.PENDING)
+    for claim in pending.filter(account__email_confirmed_at__isnull=False).select_related(
+        "startup"
+    ):
         taken = Startup.objects.filter(pk=claim.startup_id, owner__isnull=True).update(
             owner=claim.account_id, updated_at=now
         )
@@ -143,6 +232,23 @@ def claims_reject(*, claims: QuerySet[StartupClaim], now: datetime | None = None
 class SyncOutcome:
     connection: ProviderConnection
     finished: bool  # False: still running in the background after the wait
+    # False: no sync ran, one ran less than SYNC_NOW_INTERVAL_SECONDS ago (connect again).
+    synced: bool = True
+
+
+def _sync_slot_take(connection: ProviderConnection, *, now: datetime) -> bool:
+    """Take the startup's sync slot: at most one founder-started sync (connect or "Sync now")
+    per SYNC_NOW_INTERVAL_SECONDS, taken atomically so two requests never both sync."""
+    interval = timedelta(seconds=settings.SYNC_NOW_INTERVAL_SECONDS)
+    return bool(
+        ProviderConnection.objects.filter(pk=connection.pk)
+        .filter(Q(last_attempt_at__isnull=True) | Q(last_attempt_at__lte=now - interval))
+        .update(last_attempt_at=now)
+    )
+
+
+def sync_wait_minutes() -> int:
+    return max(1, round(settings.SYNC_NOW_INTERVAL_SECONDS / 60))
 
 
 def _sync_within(*, connection_id: int, seconds: float) -> bool:
@@ -174,7 +280,13 @@ def _sync_and_reload(connection: ProviderConnection) -> SyncOutcome:
 
 def startup_connect(*, startup: Startup, provider: str, raw_key: str) -> SyncOutcome:
     """Check the key with the provider, store it encrypted, and run the first sync (bounded
-    in time). Raises KeyRefused, with a founder-readable message, before storing anything."""
+    in time). Raises KeyRefused, with a founder-readable message, before storing anything.
+    Connecting takes the same slot as "Sync now": connecting again within
+    SYNC_NOW_INTERVAL_SECONDS stores the key but runs no sync (`synced` False)."""
+    try:
+        founder_may_act(startup.owner)
+    except EmailNotConfirmed as exc:
+        raise KeyRefused(str(exc)) from None
     key_check(provider=provider, raw=raw_key)
     if not startup_revenue_is_locked(startup=startup):
         # Keep the founder's own MRR for when the provider is disconnected again.
@@ -191,7 +303,9 @@ def startup_connect(*, startup: Startup, provider: str, raw_key: str) -> SyncOut
         # carry a message written for the founder.
         message = str(exc)
         raise KeyRefused(message[:1].upper() + message[1:]) from None
-    ProviderConnection.objects.filter(pk=connection.pk).update(last_attempt_at=timezone.now())
+    if not _sync_slot_take(connection, now=timezone.now()):
+        connection.refresh_from_db()
+        return SyncOutcome(connection=connection, finished=True, synced=False)
     return _sync_and_reload(connection)
 
 
@@ -202,16 +316,10 @@ def startup_sync_now(*, startup: Startup, now: datetime | None = None) -> SyncOu
     connection = ProviderConnection.objects.filter(startup=startup).first()
     if connection is None:
         raise FounderActionRefused("Connect a payment provider first.")
-    interval = timedelta(seconds=settings.SYNC_NOW_INTERVAL_SECONDS)
-    taken = (
-        ProviderConnection.objects.filter(pk=connection.pk)
-        .filter(Q(last_attempt_at__isnull=True) | Q(last_attempt_at__lte=now - interval))
-        .update(last_attempt_at=now)
-    )
-    if not taken:
-        minutes = max(1, round(interval.total_seconds() / 60))
+    if not _sync_slot_take(connection, now=now):
         raise FounderActionRefused(
-            f"A sync ran less than {minutes} minutes ago. Please try again a little later."
+            f"A sync ran less than {sync_wait_minutes()} minutes ago. Please try again a "
+            "little later."
         )
     return _sync_and_reload(connection)
 

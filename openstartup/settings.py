@@ -602,6 +602,12 @@ PROVIDER_API_BASES = env_str_map("PROVIDER_API_BASES")
 FIRST_SYNC_WAIT_SECONDS = float(env_int("FIRST_SYNC_WAIT_SECONDS", 10))
 # Founders may press "Sync now" once per this many seconds per startup.
 SYNC_NOW_INTERVAL_SECONDS = env_int("SYNC_NOW_INTERVAL_SECONDS", 300)
+# How many startups one founder account may own (add or claim); operators raise it per account
+# in the admin (founder_max_startups_override).
+FOUNDER_MAX_STARTUPS = env_int("FOUNDER_MAX_STARTUPS", 5)
+# A self-reported MRR above this (whole US dollars) waits for an operator's approval in the
+# admin before it is published (founders/reviews.py).
+SELF_REPORTED_MRR_REVIEW_ABOVE = env_int("SELF_REPORTED_MRR_REVIEW_ABOVE", 100_000)
 
 # Pro billing through Stripe Checkout and the Customer Portal (billing app). Without
 # STRIPE_SECRET_KEY and STRIPE_PRO_PRICE_ID the dashboard shows how to reach the operator.

@@ -201,6 +201,14 @@ def verification_of(startup: Startup) -> Verification | None:
     return getattr(startup, "verification", None)
 
 
+def provider_account_of(startup: Startup):
+    """The verified startup's provider connection when the provider named its account."""
+    connection = getattr(startup, "provider_connection", None) if verification_of(startup) else None
+    if connection is None or not (connection.account_name or connection.account_domain):
+        return None
+    return connection
+
+
 def growth_30d(startup: Startup) -> float | None:
     """The stored 30-day MRR growth; None once the startup has no MRR (disconnected)."""
     return None if startup.mrr is None else startup.growth_30d
@@ -432,6 +440,11 @@ class DetailRevenueSerializer(Shape):
         return last_synced_at(verification_of(startup))
 
 
+class ProviderAccountSerializer(Shape):
+    name = text(null=True, source="account_name", help_text="Its business name there.")
+    domain = text(null=True, source="account_domain", help_text="Its website's domain there.")
+
+
 class StartupDetailSerializer(Shape):
     name = text()
     slug = text()
@@ -450,6 +463,12 @@ class StartupDetailSerializer(Shape):
     verification = VerificationSerializer(
         allow_null=True, help_text="Null for self-reported startups."
     )
+    provider_account = ProviderAccountSerializer(
+        allow_null=True,
+        help_text="The payment-provider account behind the verified figures, as the provider "
+        "names it (it may differ from the startup's name); null when not verified or when the "
+        "provider gives neither a name nor a domain.",
+    )
     on_sale = serializers.BooleanField()
     asking_price = whole(null=True, help_text="USD, when listed for sale.")
     profile_url = text(help_text="Public profile page; credit it where the data is shown.")
@@ -459,6 +478,9 @@ class StartupDetailSerializer(Shape):
 
     def get_verification(self, startup: Startup) -> Verification | None:
         return verification_of(startup)
+
+    def get_provider_account(self, startup: Startup):
+        return provider_account_of(startup)
 
     def get_profile_url(self, startup: Startup) -> str:
         return profile_url(startup, self.context.get("request"))

@@ -23,6 +23,7 @@ from aisurface.serializers import (
     AiProfileSerializer,
 )
 from openstartup.renderers import camel_key
+from startups.models import Startup
 from startups.selectors import ai_startup_get, startup_get
 from startups.serializers import StartupDetailSerializer, StartupListSerializer
 from tests.contract import DOCUMENTED_PATHS, openapi_document, violations_of
@@ -33,6 +34,7 @@ from tests.factories import (
     make_social,
     make_verification,
 )
+from verification.models import ProviderConnection
 
 pytestmark = pytest.mark.django_db
 
@@ -197,6 +199,15 @@ def _declared(field):
 def test_declared_fields_are_exactly_the_rendered_keys(verified_ai_startup, rf: RequestFactory):
     request = rf.get("/")
     context = {"request": request}
+    # The provider account behind the verified figures, so `providerAccount` renders whole.
+    ProviderConnection.objects.create(
+        startup=Startup.objects.get(slug="acme"),
+        provider="stripe",
+        encrypted_key="-",
+        account_id="acct_1",
+        account_name="Acme Inc",
+        account_domain="acme.com",
+    )
     detail = startup_get(slug="acme")
     ai = ai_startup_get(slug="acme")
     listed = SimpleNamespace(**{**vars(detail), "rank": 1})

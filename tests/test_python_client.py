@@ -389,6 +389,7 @@ MODEL_SCHEMAS = {
     "Founder": "Founder",
     "Social": "Social",
     "Verification": "Verification",
+    "ProviderAccount": "ProviderAccount",
     "MonthlyRevenue": "MonthlyRevenue",
     "PageMeta": "StartupPageMeta",
     "Quota": "QuotaMeta",

@@ -18,7 +18,7 @@ LIST_ITEM_KEYS = {
 DETAIL_KEYS = {
     "name", "slug", "icon", "description", "website", "category", "businessType", "founded",
     "country", "teamSize", "founders", "technologies", "socials", "revenue", "verification",
-    "onSale", "askingPrice", "profileUrl",
+    "providerAccount", "onSale", "askingPrice", "profileUrl",
 }  # fmt: skip
 VERIFICATION_KEYS = {
     "provider", "level", "verifiedAt", "currency", "mrr", "arr", "totalRevenue", "last30Days",

@@ -9,6 +9,7 @@ from django.core.management import call_command
 
 from startups.admin import StartupAdmin
 from startups.models import Startup
+from tests.verification_fakes import stripe_routes
 from verification import crypto
 from verification.admin import ProviderConnectionAdmin
 from verification.http import KeyRejected, ProviderHttp, ProviderUnavailable
@@ -18,11 +19,27 @@ from verification.services import provider_connection_connect
 pytestmark = pytest.mark.django_db
 
 
+FAKE: dict[str, str] = {}
+
+
+@pytest.fixture
+def stripe_fake(fake_providers):
+    """Connecting asks Stripe which account the key reads (GET /v1/account): a fake answers."""
+    fake_providers.account(
+        "rk_live_abc123", stripe_routes(subscriptions=[], balance_transactions=[])
+    )
+    FAKE["base"] = fake_providers.base_url
+    return fake_providers
+
+
 def connected(slug: str = "acme", key: str = "rk_live_abc123") -> ProviderConnection:
     startup = Startup.objects.create(name=slug, slug=slug)
-    return provider_connection_connect(startup=startup, provider="stripe", raw_key=key)
+    return provider_connection_connect(
+        startup=startup, provider="stripe", raw_key=key, api_base=FAKE["base"]
+    )
 
 
+@pytest.mark.usefixtures("stripe_fake")
 def test_the_key_is_stored_encrypted_and_reads_back(settings):
     settings.PROVIDER_KEY_ENCRYPTION_KEYS = [Fernet.generate_key().decode()]
     connection = connected()
@@ -31,6 +48,7 @@ def test_the_key_is_stored_encrypted_and_reads_back(settings):
     assert "rk_live_abc123" not in str(connection) and "rk_live_abc123" not in repr(connection)
 
 
+@pytest.mark.usefixtures("stripe_fake")
 def test_keys_rotate_to_a_new_encryption_key(settings):
     old, new = Fernet.generate_key().decode(), Fernet.generate_key().decode()
     settings.PROVIDER_KEY_ENCRYPTION_KEYS = [old]
@@ -43,6 +61,7 @@ def test_keys_rotate_to_a_new_encryption_key(settings):
     assert crypto.decrypt_key(connection.encrypted_key) == "rk_live_abc123"
 
 
+@pytest.mark.usefixtures("stripe_fake")
 def test_an_unknown_encryption_key_is_an_error_not_a_crash(settings):
     settings.PROVIDER_KEY_ENCRYPTION_KEYS = [Fernet.generate_key().decode()]
     connection = connected()
@@ -60,6 +79,7 @@ def test_the_development_key_is_flagged_by_the_deployment_checks(settings):
     assert "verification.W001" not in ids
 
 
+@pytest.mark.usefixtures("stripe_fake")
 def test_admin_never_shows_the_key_and_cannot_add_or_edit(rf):
     admin = ProviderConnectionAdmin(ProviderConnection, AdminSite())
     request = rf.get("/")
@@ -68,6 +88,7 @@ def test_admin_never_shows_the_key_and_cannot_add_or_edit(rf):
     assert not admin.has_change_permission(request)
 
 
+@pytest.mark.usefixtures("stripe_fake")
 def test_verified_figures_are_read_only_in_the_startup_admin(rf):
     admin = StartupAdmin(Startup, AdminSite())
     request = rf.get("/")

@@ -16,6 +16,7 @@ from tests.verification_fakes import (
     polar_month,
     polar_routes,
     rows,
+    stripe_routes,
 )
 from verification.models import ProviderConnection
 from verification.services import ConnectionRefused, provider_connection_connect, revenue_sync
@@ -384,15 +385,20 @@ def test_test_mode_keys_sandboxes_and_plain_http_are_refused_at_connect(
     assert not ProviderConnection.objects.exists()
 
 
-def test_plain_http_to_loopback_is_refused_in_production(settings):
+def test_plain_http_to_loopback_is_refused_in_production(settings, fake_providers):
+    # Connecting asks the provider which account the key reads: a fake Stripe answers it.
+    fake_providers.account("rk_live_x", stripe_routes(subscriptions=[], balance_transactions=[]))
     startup = Startup.objects.create(name="X", slug="x")
     settings.PRODUCTION = True
     with pytest.raises(ConnectionRefused, match="https"):
         provider_connection_connect(
-            startup=startup, provider="stripe", raw_key="rk_live_x", api_base="http://127.0.0.1:9"
+            startup=startup,
+            provider="stripe",
+            raw_key="rk_live_x",
+            api_base=fake_providers.base_url,
         )
     settings.PRODUCTION = False
     provider_connection_connect(
-        startup=startup, provider="stripe", raw_key="rk_live_x", api_base="http://127.0.0.1:9"
+        startup=startup, provider="stripe", raw_key="rk_live_x", api_base=fake_providers.base_url
     )
     assert ProviderConnection.objects.count() == 1

@@ -279,12 +279,14 @@ def test_gumroad_has_total_revenue_but_no_mrr(fake_providers):
 
 def test_gumroad_revoked_key_is_reported(fake_providers):
     startup = Startup.objects.create(name="Gone", slug="gone")
+    fake_providers.account("revoked-later", gumroad_routes(sales=[]))
     connection = provider_connection_connect(
         startup=startup,
         provider="gumroad",
-        raw_key="never-issued",
+        raw_key="revoked-later",
         api_base=fake_providers.base_url,
     )
+    fake_providers.revoke("revoked-later")
     revenue_sync(connection=connection, now=NOW)
     assert connection.status == ProviderConnection.Status.KEY_REVOKED
     assert not MonthlyRevenue.objects.filter(verification__startup=startup).exists()

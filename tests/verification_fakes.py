@@ -5,6 +5,7 @@ with its routes (path -> handler of the query); unknown or revoked tokens get 40
 providers answer. Pagination follows each provider's real scheme.
 """
 
+import itertools
 import threading
 import time
 from collections.abc import Callable
@@ -21,6 +22,14 @@ NOW = datetime(2026, 11, 15, 12, 0, tzinfo=UTC)
 Query = dict[str, list[str]]
 Answer = tuple[int, dict[str, str], Any]
 Route = Callable[[Query], Answer]
+
+# Each account the helpers below make is another provider account (its own id), unless a test
+# passes the same identity twice.
+_accounts = itertools.count(1)
+
+
+def _next_account() -> int:
+    return next(_accounts)
 
 
 class FakeProviders(FakeServer):
@@ -173,9 +182,13 @@ def stripe_routes(
     coupons: list[dict] = (),
     prices: list[dict] = (),
     disputes: list[dict] = (),
+    account: dict | None = None,
 ) -> dict[str, Route]:
-    """Stripe's lists, plus one route per coupon and price id (`/v1/coupons/{id}`)."""
+    """Stripe's lists, plus one route per coupon and price id (`/v1/coupons/{id}`), and the
+    account the key reads (GET /v1/account; another account each call unless given)."""
+    account = account or stripe_account_object()
     routes = {
+        "/v1/account": lambda query: ok(account),
         "/v1/subscriptions": stripe_list(subscriptions, filter_status=True),
         "/v1/balance_transactions": stripe_list(balance_transactions),
         "/v1/subscription_items": stripe_list(list(items)),
@@ -189,9 +202,31 @@ def stripe_routes(
     return routes
 
 
-def stripe_account(*, charged: int) -> dict[str, Route]:
+def stripe_account_object(
+    account_id: str | None = None, *, name: str | None = "Fake Co", url: str | None = None
+) -> dict:
+    """GET /v1/account as Stripe documents it (the fields we read, and a few around them)."""
+    account_id = account_id or f"acct_1Fake{_next_account():010d}"
+    return {
+        "id": account_id,
+        "object": "account",
+        "business_profile": {"mcc": "5734", "name": name, "support_email": None, "url": url},
+        "business_type": "company",
+        "charges_enabled": True,
+        "country": "US",
+        "default_currency": "usd",
+        "details_submitted": True,
+        "email": "owner@example.com",
+        "payouts_enabled": True,
+        "settings": {"dashboard": {"display_name": name, "timezone": "Etc/UTC"}},
+        "type": "standard",
+    }
+
+
+def stripe_account(*, charged: int, account: dict | None = None) -> dict[str, Route]:
     """A Stripe account with one $49/month subscription and one $49 charge at `charged`."""
     return stripe_routes(
+        account=account,
         subscriptions=[
             {
                 "id": "sub_1",
@@ -259,6 +294,24 @@ def polar_month(month: str, *, revenue: int, mrr: int, **more: int) -> dict:
     }
 
 
+def polar_organization(
+    organization_id: str | None = None, *, name: str = "Fake Org", website: str | None = None
+) -> dict:
+    """One Organization of GET /v1/organizations/ as Polar documents it."""
+    number = _next_account()
+    return {
+        "id": organization_id or f"00000000-0000-4000-8000-{number:012d}",
+        "created_at": "2024-01-01T00:00:00Z",
+        "modified_at": None,
+        "name": name,
+        "slug": f"fake-org-{number}",
+        "avatar_url": None,
+        "email": None,
+        "website": website,
+        "socials": [],
+    }
+
+
 def polar_routes(
     *,
     min_date: str,
@@ -267,7 +320,10 @@ def polar_routes(
     subscriptions: list[dict] = (),
     orders: list[dict] = (),
     refunds: list[dict] = (),
+    organization: dict | None = None,
 ) -> dict[str, Route]:
+    organization = organization or polar_organization()
+
     def metrics(query: Query) -> Answer:
         periods = monthly if _first(query, "interval") == "month" else daily
         return ok({"periods": periods, "totals": {}, "metrics": {}})
@@ -287,6 +343,9 @@ def polar_routes(
     }
     return {
         "/v1/metrics/limits": lambda query: ok(limits),
+        "/v1/organizations/": lambda query: ok(
+            {"items": [organization], "pagination": {"total_count": 1, "max_page": 1}}
+        ),
         "/v1/metrics/": metrics,
         "/v1/subscriptions/": polar_list(list(subscriptions)),
         "/v1/orders/": polar_list(list(orders)),
@@ -297,7 +356,27 @@ def polar_routes(
 # --- Gumroad: `page_key` / `next_page_key` ---
 
 
-def gumroad_routes(*, sales: list[dict], page_size: int = 10) -> dict[str, Route]:
+def gumroad_user(user_id: str | None = None, *, name: str = "Fake Creator") -> dict:
+    """GET /v2/user as Gumroad documents it."""
+    number = _next_account()
+    return {
+        "success": True,
+        "user": {
+            "bio": None,
+            "name": name,
+            "twitter_handle": None,
+            "user_id": user_id or f"G_fake{number}==",
+            "email": f"creator{number}@example.com",
+            "url": f"https://gumroad.com/creator{number}",
+        },
+    }
+
+
+def gumroad_routes(
+    *, sales: list[dict], page_size: int = 10, user: dict | None = None
+) -> dict[str, Route]:
+    user = user or gumroad_user()
+
     def answer(query: Query) -> Answer:
         start = int(_first(query, "page_key", "0"))
         body: dict[str, Any] = {"success": True, "sales": sales[start : start + page_size]}
@@ -305,7 +384,7 @@ def gumroad_routes(*, sales: list[dict], page_size: int = 10) -> dict[str, Route
             body["next_page_key"] = str(start + page_size)
         return ok(body)
 
-    return {"/v2/sales": answer}
+    return {"/v2/sales": answer, "/v2/user": lambda query: ok(user)}
 
 
 def rows(startup) -> list[tuple[str, int, int, int]]:
@@ -336,6 +415,21 @@ def paddle_list(entities: list[dict], **filters: str) -> Route:
     return answer
 
 
+def paddle_seller(
+    seller_id: str | None = None, *, name: str = "Fake Seller", website: str | None = None
+) -> dict:
+    """GET /account's `data` as Paddle documents it (the business identity of the seller)."""
+    number = _next_account()
+    return {
+        "id": seller_id or f"slr_01fake{number:020d}",
+        "legacy_id": str(100000 + number),
+        "legal_name": f"{name} Ltd",
+        "display_name": name,
+        "website": website,
+        "email": f"seller{number}@example.com",
+    }
+
+
 def paddle_routes(
     *,
     subscriptions: list[dict] = (),
@@ -343,8 +437,11 @@ def paddle_routes(
     adjustments: list[dict] = (),
     discounts: list[dict] = (),
     addresses: list[dict] = (),
+    seller: dict | None = None,
 ) -> dict[str, Route]:
+    seller = seller or paddle_seller()
     routes = {
+        "/account": lambda query: ok({"data": seller, "meta": {"request_id": "req"}}),
         "/subscriptions": paddle_list(list(subscriptions)),
         "/transactions": paddle_list(list(transactions), status="status"),
         "/adjustments": paddle_list(list(adjustments), action="action"),

@@ -39,8 +39,9 @@ GUIDES: dict[str, KeyGuide] = {
         instructions=(
             "In the Stripe Dashboard (live mode), open Developers → API keys → Create restricted "
             "key. Give it Read access to Balance transactions, Subscriptions, Customers and "
-            "Disputes and nothing else, then paste the key (it starts with rk_live_). Do not "
-            "paste your secret key (sk_live_): it can move money, and we never need that."
+            "Disputes, and Accounts (under Connect: it lets us read your own account's ID and "
+            "business name) and nothing else, then paste the key (it starts with rk_live_). Do "
+            "not paste your secret key (sk_live_): it can move money, and we never need that."
         ),
         check_path="/v1/balance_transactions",
         check_params={"limit": 1},
@@ -58,7 +59,8 @@ GUIDES: dict[str, KeyGuide] = {
         "polar",
         instructions=(
             "In Polar, open Settings → Developers and create an organization access token with "
-            "the read scopes metrics:read, customers:read and refunds:read only. Use your "
+            "the read scopes metrics:read, customers:read, refunds:read and organizations:read "
+            "only. Use your "
             "production organization, not the sandbox."
         ),
         check_path="/v1/metrics/limits",
@@ -68,7 +70,7 @@ GUIDES: dict[str, KeyGuide] = {
         "gumroad",
         instructions=(
             "In Gumroad, open Settings → Advanced → Applications, create an application and "
-            "generate an access token with the view_sales scope only."
+            "generate an access token with the view_sales and view_profile scopes only."
         ),
         check_path="/v2/sales",
         check_params={},
@@ -80,7 +82,7 @@ GUIDES: dict[str, KeyGuide] = {
             "In Paddle (your live account, not the sandbox), open Developer tools → "
             "Authentication → API keys and create a key with only these read permissions: "
             "subscription.read, transaction.read, adjustment.read, discount.read and "
-            "address.read."
+            "address.read and account.read."
         ),
         check_path="/subscriptions",
         check_params={"per_page": 1},

@@ -42,11 +42,41 @@ class ProviderConnection(models.Model):
     # When the fetch behind the stored figures (or the last recorded failure) started: a sync
     # whose fetch started earlier never overwrites them.
     fetch_started_at = models.DateTimeField(null=True, blank=True)
+    # The provider account the key reads (Stripe account, Paddle seller, Polar organization,
+    # Lemon Squeezy store, Gumroad user), recorded at connect; null where the provider does not
+    # say. One provider account verifies one startup unless an operator allows it to be shared
+    # (SharedProviderAccount). Name and domain are the provider's own, shown on the profile.
+    account_id = models.CharField(max_length=200, null=True, blank=True)
+    account_name = models.CharField(max_length=300, null=True, blank=True)
+    account_domain = models.CharField(max_length=300, null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
-        indexes = [models.Index(fields=["status"], name="connection_status")]
+        indexes = [
+            models.Index(fields=["status"], name="connection_status"),
+            models.Index(fields=["provider", "account_id"], name="connection_account"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.startup} via {self.provider} ({self.status})"
+
+
+class SharedProviderAccount(models.Model):
+    """An operator's explicit link: this provider account may verify more than one startup
+    (a company with several products on one Stripe account, say)."""
+
+    provider = models.CharField(max_length=50)
+    account_id = models.CharField(max_length=200)
+    note = models.CharField(max_length=300, blank=True, help_text="Why it is shared.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["provider", "account_id"], name="shared_provider_account_once"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.provider} {self.account_id} (shared)"

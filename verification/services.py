@@ -21,10 +21,15 @@ from startups.history import revenue_snapshot_record
 from startups.models import MonthlyRevenue, Startup, Verification
 from verification import crypto
 from verification.http import KeyRejected, ProviderError, ProviderHttp
-from verification.models import ProviderConnection
+from verification.models import ProviderConnection, SharedProviderAccount
 from verification.money import MissingExchangeRate, rates_used, to_whole_usd
 from verification.providers import credential_problem, provider_named
-from verification.providers.base import Provider, ProviderFigures, TestModeData
+from verification.providers.base import (
+    AccountIdentity,
+    Provider,
+    ProviderFigures,
+    TestModeData,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -146,18 +151,83 @@ def provider_connection_connect(
         )
     if connector.probe is not None:
         _probe_live_mode(connector, raw_key=raw_key, api_base=api_base)
-    connection, _ = ProviderConnection.objects.update_or_create(
-        startup=startup,
-        defaults={
-            "provider": provider,
-            "encrypted_key": crypto.encrypt_key(raw_key),
-            "api_base": api_base or None,
-            "status": Status.STALE,
-            "last_error": None,
-        },
-    )
+    identity = _identify(connector, raw_key=raw_key, api_base=api_base)
+    with transaction.atomic():
+        if identity is not None and provider_account_taken(
+            provider=provider, account_id=identity.id, startup=startup
+        ):
+            raise ConnectionRefused(
+                f"this {connector.title} account already verifies another startup: one provider "
+                "account verifies one startup. If both startups are yours and really share the "
+                "account, write to the operator, who can link them."
+            )
+        connection, _ = ProviderConnection.objects.update_or_create(
+            startup=startup,
+            defaults={
+                "provider": provider,
+                "encrypted_key": crypto.encrypt_key(raw_key),
+                "api_base": api_base or None,
+                "status": Status.STALE,
+                "last_error": None,
+                "account_id": identity.id if identity else None,
+                "account_name": identity.name if identity else None,
+                "account_domain": identity.domain if identity else None,
+            },
+        )
     logger.info("connected %s to %s", startup.slug, provider)
     return connection
+
+
+def provider_account_taken(*, provider: str, account_id: str, startup: Startup) -> bool:
+    """Whether this provider account already verifies another startup and no operator allowed
+    it to be shared (SharedProviderAccount)."""
+    if SharedProviderAccount.objects.filter(provider=provider, account_id=account_id).exists():
+        return False
+    return (
+        ProviderConnection.objects.select_for_update()
+        .filter(provider=provider, account_id=account_id)
+        .exclude(startup=startup)
+        .exists()
+    )
+
+
+def provider_accounts_share(*, connections, note: str = "") -> int:
+    """An operator's link: the provider accounts of these connections may each verify more
+    than one startup. Returns how many accounts were newly allowed."""
+    linked = 0
+    pairs = connections.exclude(account_id=None).values_list("provider", "account_id").distinct()
+    for provider, account_id in pairs:
+        _, created = SharedProviderAccount.objects.get_or_create(
+            provider=provider, account_id=account_id, defaults={"note": note[:300]}
+        )
+        linked += created
+    return linked
+
+
+def _identify(connector: Provider, *, raw_key: str, api_base: str | None) -> AccountIdentity | None:
+    """Ask the provider which account the key reads (None where the connector cannot tell)."""
+    if connector.identify is None:
+        return None
+    try:
+        with ProviderHttp(
+            base_url=api_base or connector.default_api_base,
+            headers=connector.auth_headers(raw_key),
+            secret=raw_key,
+            deadline=time.monotonic() + settings.PROVIDER_HTTP_CALL_DEADLINE_SECONDS,
+        ) as http:
+            try:
+                return connector.account_identity(http=http)
+            except (AttributeError, TypeError, KeyError, IndexError):
+                raise ProviderError("unexpected answer about the account") from None
+    except KeyRejected:
+        raise ConnectionRefused(
+            f"{connector.title} would not say which account this key belongs to: give the key "
+            "read access to the account's details too (see the instructions above)"
+        ) from None
+    except ProviderError as exc:
+        raise ConnectionRefused(
+            f"could not check the key with {connector.title} ({exc}); try again in a minute"
+        ) from None
 
 
 def _probe_live_mode(connector: Provider, *, raw_key: str, api_base: str | None) -> None:
@@ -206,6 +276,22 @@ def revenue_sync(*, connection: ProviderConnection, now: datetime) -> ProviderCo
         )
 
 
+def _identity_backfill(connection: ProviderConnection, provider: Provider, http) -> None:
+    """A connection made before provider accounts were recorded gets its account noted at its
+    next sync, best effort: a key without the permission stays unknown, nothing is refused and
+    the sync goes on (operators find shared accounts by account id in the admin)."""
+    if connection.account_id or provider.identify is None:
+        return
+    try:
+        identity = provider.account_identity(http=http)
+    except Exception:  # noqa: BLE001 - any failure leaves the identity unknown, as before
+        return
+    if identity is not None:
+        ProviderConnection.objects.filter(pk=connection.pk, account_id__isnull=True).update(
+            account_id=identity.id, account_name=identity.name, account_domain=identity.domain
+        )
+
+
 def _lease_take(connection: ProviderConnection, *, owner: str, at: datetime) -> bool:
     until = at + timedelta(seconds=settings.PROVIDER_SYNC_LEASE_SECONDS)
     free = Q(lease_until__isnull=True) | Q(lease_until__lte=at)
@@ -230,6 +316,7 @@ def _sync_leased(
             deadline=time.monotonic() + settings.PROVIDER_SYNC_DEADLINE_SECONDS,
         ) as http:
             raw = provider.fetch(http=http, now=now)
+            _identity_backfill(connection, provider, http)
         figures = figures_in_usd(provider.compute(raw=raw, now=now))
         _check_figures(figures)
         written = _write_figures(

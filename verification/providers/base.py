@@ -2,6 +2,9 @@
 
 `fetch(http=..., now=...)` does all the HTTP (paginating to the end) and returns plain data;
 `compute(raw=..., now=...)` is pure arithmetic on it, in minor units per currency.
+Optionally, `identify(http=...)` names the provider account a key reads (AccountIdentity), so that
+one provider account verifies one startup; without it (the default) the identity is unknown and
+nothing is refused (`Provider.account_identity`).
 """
 
 from collections.abc import Callable, Iterator
@@ -47,6 +50,30 @@ class TestModeData(ProviderError):
 
 
 @dataclass(frozen=True)
+class AccountIdentity:
+    """Which account at the provider a key reads: its stable id, and the business name and
+    domain the provider itself holds for it (None where it gives none)."""
+
+    id: str
+    name: str | None = None
+    domain: str | None = None
+
+
+def account_identity(account_id: object, *, name: object = None, url: object = None):
+    """An AccountIdentity from a provider's answer, checked: a missing id stops the connect
+    (ProviderError), a name is trimmed to 300 characters, `url` becomes its host."""
+    from openstartup.domains import host_of
+
+    if account_id in (None, "") or isinstance(account_id, dict | list | bool):
+        raise ProviderError("the provider did not say which account this key belongs to")
+    text = str(name).strip()[:300] if isinstance(name, str) and name.strip() else None
+    host = host_of(url) if isinstance(url, str) else None
+    return AccountIdentity(
+        id=str(account_id)[:200], name=text, domain=host.removeprefix("www.") if host else None
+    )
+
+
+@dataclass(frozen=True)
 class Provider:
     name: str
     default_api_base: str
@@ -64,6 +91,16 @@ class Provider:
     # probe(http=...) looks at a sample of the account's data at connect time and raises
     # TestModeData for test-mode data; for providers whose keys do not tell.
     probe: Callable[..., None] | None = None
+    # identify(http=...) asks the provider which account the key reads (one documented GET,
+    # e.g. Stripe's /v1/account) and returns an AccountIdentity; see `account_identity`.
+    identify: Callable[..., AccountIdentity] | None = None
+
+    def account_identity(self, *, http: ProviderHttp) -> AccountIdentity | None:
+        """The provider account a key reads, recorded at connect so that one provider account
+        verifies one startup (unless an operator allows it to be shared). A connector without
+        `identify` (the default, e.g. one added later) answers None: the identity is unknown,
+        nothing is refused and the profile shows no provider business name."""
+        return None if self.identify is None else self.identify(http=http)
 
 
 @dataclass(frozen=True)

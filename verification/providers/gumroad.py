@@ -20,9 +20,11 @@ from verification.money import (
     money_add,
 )
 from verification.providers.base import (
+    AccountIdentity,
     Ledger,
     Provider,
     ProviderFigures,
+    account_identity,
     bearer_headers,
     checked_amount,
     parse_timestamp,
@@ -168,12 +170,19 @@ def compute(*, raw: dict, now: datetime) -> ProviderFigures:
     return ledger.figures(mrr=membership_mrr(raw["sales"], now), customers=len(buyers))
 
 
+def identify(*, http: ProviderHttp) -> AccountIdentity:
+    """The Gumroad user the token reads: GET /v2/user (`user.user_id`, `name`, profile `url`)."""
+    user = http.get("/v2/user").get("user") or {}
+    return account_identity(user.get("user_id"), name=user.get("name"), url=user.get("url"))
+
+
 PROVIDER = Provider(
     name="gumroad",
     default_api_base="https://api.gumroad.com",
     auth_headers=bearer_headers,
     fetch=fetch,
     compute=compute,
+    identify=identify,
     title="Gumroad",
     key_hint="Gumroad access token (scope view_sales only)",
 )

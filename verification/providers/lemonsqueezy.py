@@ -14,10 +14,12 @@ from verification.http import ProviderHttp
 from verification.money import Money, money_add
 from verification.providers.base import (
     PER_MONTH,
+    AccountIdentity,
     Ledger,
     Provider,
     ProviderFigures,
     Tier,
+    account_identity,
     bearer_headers,
     checked_amount,
     numbered_pages,
@@ -178,12 +180,28 @@ def compute(*, raw: dict, now: datetime) -> ProviderFigures:
     return ledger.subscription_figures(mrr=mrr, subscriptions=raw["subscriptions"], paying=paying)
 
 
+def identify(*, http: ProviderHttp) -> AccountIdentity | None:
+    """The Lemon Squeezy store(s) the key reads: GET /v1/stores (every store's id, joined, so
+    a key that reads a second store is another account; the first store's name and domain)."""
+    stores = [store for store in list_all(http, "/v1/stores") if isinstance(store, dict)]
+    if not stores:
+        return None  # a key that reads no store has no revenue to verify: nothing to bind
+    stores.sort(key=lambda store: str(store.get("id")))
+    first = stores[0].get("attributes") or {}
+    return account_identity(
+        ",".join(str(store.get("id")) for store in stores),
+        name=first.get("name"),
+        url=first.get("domain") or first.get("url"),
+    )
+
+
 PROVIDER = Provider(
     name="lemonsqueezy",
     default_api_base="https://api.lemonsqueezy.com",
     auth_headers=auth_headers,
     fetch=fetch,
     compute=compute,
+    identify=identify,
     title="Lemon Squeezy",
     # Lemon Squeezy cannot issue a read-only key: every API key has full access to the store.
     key_hint="Lemon Squeezy API key (live mode; Lemon Squeezy keys always have full access)",

@@ -22,9 +22,11 @@ from verification.providers.base import (
     NOT_NEGATIVE,
     PER_MONTH,
     SIGNED,
+    AccountIdentity,
     Ledger,
     Provider,
     ProviderFigures,
+    account_identity,
     bearer_headers,
     checked_amount,
     pages_after_last_id,
@@ -253,12 +255,24 @@ def compute(*, raw: dict, now: datetime) -> ProviderFigures:
     return ledger.subscription_figures(mrr=mrr, subscriptions=raw["subscriptions"], paying=paying)
 
 
+def identify(*, http: ProviderHttp) -> AccountIdentity:
+    """The Paddle seller the key reads: GET /account (`data.id` slr_..., `display_name`, else
+    `legal_name`, and `website`; permission account.read)."""
+    seller = http.get("/account").get("data") or {}
+    return account_identity(
+        seller.get("id"),
+        name=seller.get("display_name") or seller.get("legal_name"),
+        url=seller.get("website"),
+    )
+
+
 PROVIDER = Provider(
     name="paddle",
     default_api_base="https://api.paddle.com",
     auth_headers=bearer_headers,
     fetch=fetch,
     compute=compute,
+    identify=identify,
     title="Paddle",
     key_hint="Paddle API key (live, read permissions only)",
     test_key_prefixes=("pdl_sdbx_",),

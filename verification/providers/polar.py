@@ -18,9 +18,11 @@ from verification.http import ProviderHttp
 from verification.money import money_add
 from verification.providers.base import (
     LAST_DAYS,
+    AccountIdentity,
     MonthFigures,
     Provider,
     ProviderFigures,
+    account_identity,
     bearer_headers,
     checked_amount,
     customer_count,
@@ -145,12 +147,23 @@ def compute(*, raw: dict, now: datetime) -> ProviderFigures:
     )
 
 
+def identify(*, http: ProviderHttp) -> AccountIdentity:
+    """The Polar organization the organization token reads: GET /v1/organizations/ (its one
+    item's `id`, `name` and `website`)."""
+    items = http.get("/v1/organizations/").get("items") or [{}]
+    organization = items[0] if isinstance(items[0], dict) else {}
+    return account_identity(
+        organization.get("id"), name=organization.get("name"), url=organization.get("website")
+    )
+
+
 PROVIDER = Provider(
     name="polar",
     default_api_base="https://api.polar.sh",
     auth_headers=bearer_headers,
     fetch=fetch,
     compute=compute,
+    identify=identify,
     title="Polar",
     key_hint="Polar organization access token (read scopes only)",
     sandbox_hosts=("sandbox-api.polar.sh",),

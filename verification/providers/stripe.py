@@ -22,10 +22,12 @@ from verification.money import Money, money_add
 from verification.providers.base import (
     PER_MONTH,
     SIGNED,
+    AccountIdentity,
     Ledger,
     Provider,
     ProviderFigures,
     Tier,
+    account_identity,
     bearer_headers,
     checked_amount,
     pages_after_last_id,
@@ -380,12 +382,26 @@ def _dispute_clawback(ledger: Ledger, dispute: dict) -> None:
             ledger.refund(at=at, currency=currency, minor=-amount, field=field)
 
 
+def identify(*, http: ProviderHttp) -> AccountIdentity:
+    """The Stripe account the key reads: GET /v1/account (`id` acct_..., the business profile's
+    name and URL, else the Dashboard's display name)."""
+    account = http.get("/v1/account")
+    profile = account.get("business_profile") or {}
+    dashboard = (account.get("settings") or {}).get("dashboard") or {}
+    return account_identity(
+        account.get("id"),
+        name=profile.get("name") or dashboard.get("display_name"),
+        url=profile.get("url"),
+    )
+
+
 PROVIDER = Provider(
     name="stripe",
     default_api_base="https://api.stripe.com",
     auth_headers=auth_headers,
     fetch=fetch,
     compute=compute,
+    identify=identify,
     title="Stripe",
     key_hint="Stripe restricted key (live mode, read access only)",
     test_key_prefixes=("sk_test_", "rk_test_", "pk_test_"),

@@ -87,6 +87,13 @@ class DetailRevenue(TypedDict, total=False):
     growth30d: float | None
 
 
+class ProviderAccount(TypedDict):
+    """The payment-provider account behind verified figures, as the provider names it."""
+
+    name: str | None
+    domain: str | None
+
+
 class StartupDetail(_StartupBase, total=False):
     """`GET /api/v1/startups/{slug}` (the `data` object)."""
 
@@ -99,6 +106,7 @@ class StartupDetail(_StartupBase, total=False):
     socials: list[Social]
     revenue: DetailRevenue
     verification: Verification | None
+    providerAccount: ProviderAccount | None
     askingPrice: int | None
     profileUrl: str
 
