@@ -37,6 +37,7 @@ from startups.filters import (
 from startups.freshness import STATUSES, last_synced_at, methodology_url, verification_status
 from startups.models import MonthlyRevenue, Startup, Verification
 from startups.selectors import DEFAULT_SORT, SORT_ORDERS, After, StartupFilters
+from transparency.serializers import TreeHeadSerializer
 
 MAX_PAGE = 1_000_000
 MAX_FIELDS = 500
@@ -573,6 +574,19 @@ class AttestationSerializer(serializers.Serializer):
         "`issuedAt`. Verify against /.well-known/jwks.json."
     )
     key_id = text(help_text="`kid` of the signing key in /.well-known/jwks.json.")
+    leaf_index = whole(
+        help_text="Index of the attested statement's leaf in the transparency log (also the "
+        "signed `logIndex` claim; `loggedAt` says when the statement was first logged)."
+    )
+    log_entry = text(
+        help_text="The leaf's exact bytes, base64: canonical JSON of `slug`, the attested "
+        "figures (all but `status`, `lastSyncedAt`, `verifiedAt` and `methodology`), "
+        "`logIndex` and `loggedAt`; each of its values equals the JWS claim of that name."
+    )
+    tree_head = TreeHeadSerializer(help_text="The latest signed tree head.")
+    inclusion_proof = serializers.ListField(
+        child=text(), help_text="RFC 6962 audit path of the leaf up to `treeHead` (hex)."
+    )
 
 
 class AttestationEnvelopeSerializer(serializers.Serializer):

@@ -55,6 +55,7 @@ def run_client(code: str, **variables: Any) -> Any:
         + "\nsys.stdout.write(json.dumps(result))\n"
     )
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONSTARTUP")}
+    env["PYTHONPATH"] = str(CLIENT_DIR / "src")  # this checkout's client, whatever is installed
     out = run_to_the_end([sys.executable, "-c", script], cwd=CLIENT_DIR, env=env, timeout=120)
     return json.loads(out)
 
