@@ -35,7 +35,7 @@ from startups.filters import (
     LenientTimestamp,
 )
 from startups.freshness import STATUSES, last_synced_at, methodology_url, verification_status
-from startups.models import MonthlyRevenue, Startup, Verification
+from startups.models import Credential, MonthlyRevenue, Startup, Verification
 from startups.selectors import DEFAULT_SORT, SORT_ORDERS, After, StartupFilters
 from transparency.serializers import TreeHeadSerializer
 
@@ -380,6 +380,14 @@ class VerificationSerializer(Shape):
     customers = whole()
     history_months = whole(help_text="Months of history (rows in `monthly`).")
     monthly = MonthlyRevenueSerializer(many=True)
+    credential = serializers.ChoiceField(
+        choices=Credential.values,
+        allow_null=True,
+        help_text="The kind of key the figures were read with, as the key check saw it at "
+        "connect: `restricted_read` (a key restricted to the read permissions we ask for), "
+        "`read_only`, `full_access` (Lemon Squeezy issues no read-only key) or "
+        "`metrics_token`; null when not recorded.",
+    )
 
     def get_status(self, verification: Verification) -> str | None:
         return verification_status(verification.startup)

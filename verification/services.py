@@ -149,6 +149,7 @@ def provider_connection_connect(
             "provider": provider,
             "encrypted_key": crypto.encrypt_key(raw_key),
             "api_base": api_base or None,
+            "credential": connector.credential(raw_key),
             "status": Status.STALE,
             "last_error": None,
         },
@@ -330,6 +331,7 @@ def _write_figures(
             "total_revenue": figures.total_revenue,
             "last_30_days": figures.last_30_days,
             "customers": figures.customers,
+            "credential": connection.credential,
         },
     )
     MonthlyRevenue.objects.filter(verification=verification).delete()

@@ -24,3 +24,11 @@ def utc(value: datetime | str | None) -> str:
     if value is None:
         return "—"
     return value.strftime("%Y-%m-%d %H:%M UTC")
+
+
+@register.filter
+def credential_label(value: str | None) -> str:
+    """`verification.credential` in words: 'restricted read-only key', ..."""
+    from startups.models import Credential
+
+    return Credential(value).label if value in Credential.values else str(value or "")

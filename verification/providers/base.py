@@ -11,6 +11,7 @@ from decimal import Decimal
 from typing import Any
 
 from openstartup.formats import month_start
+from startups.models import Credential
 from verification.http import Pages, ProviderError, ProviderHttp
 from verification.money import Money, money_add
 
@@ -64,6 +65,16 @@ class Provider:
     # probe(http=...) looks at a sample of the account's data at connect time and raises
     # TestModeData for test-mode data; for providers whose keys do not tell.
     probe: Callable[..., None] | None = None
+    # The kind of key (`verification.credential`) judged from the raw key at connect; None: the
+    # default of `credential()`, so a connector that says nothing still works.
+    credential_of: Callable[[str], str] | None = None
+
+    def credential(self, raw_key: str) -> str:
+        """`restricted_read`, `read_only`, `full_access` or `metrics_token`: the connector's
+        own judgement, else `read_only` or, without a read-only key, `full_access`."""
+        if self.credential_of is not None:
+            return self.credential_of(raw_key)
+        return Credential.READ_ONLY if self.read_only_key else Credential.FULL_ACCESS
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ API: https://api.gumroad.com, `GET /v2/sales` with `Authorization: Bearer <acces
 from datetime import datetime
 from decimal import Decimal
 
+from startups.models import Credential
 from verification.http import Pages, ProviderError, ProviderHttp
 from verification.money import major_to_minor
 from verification.providers.base import (
@@ -80,4 +81,5 @@ PROVIDER = Provider(
     compute=compute,
     title="Gumroad",
     key_hint="Gumroad access token (scope view_sales only)",
+    credential_of=lambda raw: Credential.RESTRICTED_READ,
 )

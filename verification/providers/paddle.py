@@ -16,6 +16,7 @@ from decimal import Decimal
 from typing import Any
 from urllib.parse import quote
 
+from startups.models import Credential
 from verification.http import ProviderHttp
 from verification.money import Money, money_add
 from verification.providers.base import (
@@ -165,4 +166,5 @@ PROVIDER = Provider(
     key_hint="Paddle API key (live, read permissions only)",
     test_key_prefixes=("pdl_sdbx_",),
     sandbox_hosts=("sandbox-api.paddle.com",),
+    credential_of=lambda raw: Credential.RESTRICTED_READ,
 )

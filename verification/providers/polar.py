@@ -14,6 +14,7 @@ from decimal import Decimal
 from typing import Any
 
 from openstartup.formats import month_start
+from startups.models import Credential
 from verification.http import ProviderHttp
 from verification.money import money_add
 from verification.providers.base import (
@@ -154,4 +155,5 @@ PROVIDER = Provider(
     title="Polar",
     key_hint="Polar organization access token (read scopes only)",
     sandbox_hosts=("sandbox-api.polar.sh",),
+    credential_of=lambda raw: Credential.RESTRICTED_READ,
 )

@@ -75,6 +75,7 @@ class Verification(TypedDict, total=False):
     status: Literal["ok", "stale", "key_revoked", "error"]
     lastSyncedAt: str
     methodology: str
+    credential: Literal["restricted_read", "read_only", "full_access", "metrics_token"] | None
 
 
 class DetailRevenue(TypedDict, total=False):
