@@ -155,6 +155,9 @@ class Verification(SyncedFigures):
     # The connection's key kind when these figures were synced; null: not known (figures from
     # before it was recorded, imports).
     credential = models.CharField(max_length=20, choices=Credential.choices, null=True, blank=True)
+    # The provider's own figure where its API publishes one, in whole US dollars:
+    # {"mrr", "revenue", "definition", "period"} (verification/services.py); null: none.
+    provider_reported = models.JSONField(null=True, blank=True)
 
     def __str__(self) -> str:
         return f"{self.startup} via {self.provider}"

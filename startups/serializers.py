@@ -36,6 +36,7 @@ from startups.filters import (
 )
 from startups.freshness import STATUSES, last_synced_at, methodology_url, verification_status
 from startups.models import Credential, MonthlyRevenue, Startup, Verification
+from startups.reported import ProviderReportedSerializer, provider_reported
 from startups.selectors import DEFAULT_SORT, SORT_ORDERS, After, StartupFilters
 from transparency.serializers import TreeHeadSerializer
 
@@ -388,6 +389,12 @@ class VerificationSerializer(Shape):
         "`read_only`, `full_access` (Lemon Squeezy issues no read-only key) or "
         "`metrics_token`; null when not recorded.",
     )
+    provider_reported = ProviderReportedSerializer(
+        allow_null=True,
+        help_text="The provider's own figure where its API publishes one (Polar's metrics, "
+        "Paddle's MRR metrics, Lemon Squeezy's store revenue), with its definition and the "
+        "difference from ours; null where the provider has none.",
+    )
 
     def get_status(self, verification: Verification) -> str | None:
         return verification_status(verification.startup)
@@ -400,6 +407,9 @@ class VerificationSerializer(Shape):
 
     def get_history_months(self, verification: Verification) -> int:
         return len(verification.monthly.all())
+
+    def get_provider_reported(self, verification: Verification) -> dict | None:
+        return provider_reported(verification)
 
 
 class FounderSerializer(Shape):

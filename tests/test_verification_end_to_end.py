@@ -173,6 +173,7 @@ def test_sync_all_then_the_api_shows_every_verification(fake, monkeypatch, caplo
         "historyMonths": 1,
         "monthly": [{"month": "2026-11", "gross": 49, "refunds": 0, "net": 49}],
         "credential": "restricted_read",
+        "providerReported": None,  # Stripe's API publishes no MRR of its own
     }
 
     lemon = detail("lemon-co")["verification"]

@@ -320,7 +320,9 @@ def paddle_routes(
     transactions: list[dict] = (),
     adjustments: list[dict] = (),
     discounts: list[dict] = (),
+    mrr_metrics: Route | None = None,
 ) -> dict[str, Route]:
+    """Paddle's lists; `mrr_metrics` answers /metrics/monthly-recurring-revenue (absent: 404)."""
     routes = {
         "/subscriptions": paddle_list(list(subscriptions)),
         "/transactions": paddle_list(list(transactions), status="status"),
@@ -328,4 +330,33 @@ def paddle_routes(
     }
     for discount in discounts:
         routes[f"/discounts/{discount['id']}"] = lambda query, d=discount: ok({"data": d})
+    if mrr_metrics is not None:
+        routes["/metrics/monthly-recurring-revenue"] = mrr_metrics
     return routes
+
+
+def paddle_mrr_metrics(*, currency: str, amounts: list[str]) -> Route:
+    """Paddle's MRR metric (GET /metrics/monthly-recurring-revenue): one datapoint per day from
+    `from` (inclusive) to `to` (exclusive), amounts as strings in the smallest currency unit."""
+
+    def answer(query: Query) -> Answer:
+        start, end = _first(query, "from"), _first(query, "to")
+        series = [
+            {"timestamp": f"2026-11-{8 + n:02d}T00:00:00Z", "amount": amount}
+            for n, amount in enumerate(amounts)
+        ]
+        return ok(
+            {
+                "data": {
+                    "currency_code": currency,
+                    "timeseries": series,
+                    "starts_at": f"{start}T00:00:00Z",
+                    "ends_at": f"{end}T00:00:00Z",
+                    "interval": "day",
+                    "updated_at": "2026-11-15T11:00:00Z",
+                },
+                "meta": {"request_id": "req"},
+            }
+        )
+
+    return answer

@@ -69,7 +69,8 @@ GUIDES: dict[str, KeyGuide] = {
         instructions=(
             "In Paddle (your live account, not the sandbox), open Developer tools → "
             "Authentication → API keys and create a key with only these read permissions: "
-            "subscription.read, transaction.read, adjustment.read and discount.read."
+            "subscription.read, transaction.read, adjustment.read and discount.read (add "
+            "metrics.read, optional, to show Paddle's own MRR beside ours)."
         ),
         check_path="/subscriptions",
         check_params={"per_page": 1},

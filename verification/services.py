@@ -23,7 +23,12 @@ from verification.http import KeyRejected, ProviderError, ProviderHttp
 from verification.models import ProviderConnection
 from verification.money import MissingExchangeRate, rates_used, to_whole_usd
 from verification.providers import provider_named
-from verification.providers.base import Provider, ProviderFigures, TestModeData
+from verification.providers.base import (
+    Provider,
+    ProviderFigures,
+    ProviderReported,
+    TestModeData,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -48,6 +53,26 @@ class FiguresInUsd:
     customers: int
     monthly: list[MonthInUsd]
     fx_rates: dict[str, dict[str, str]]
+    # The provider's own figure in whole dollars ({mrr, revenue, definition, period}), or None.
+    provider_reported: dict | None = None
+
+
+def reported_in_usd(reported: ProviderReported | None) -> dict | None:
+    """The provider's own figure in whole US dollars; None when it has none, or when it is in
+    a currency without a rate (it is a comparison, never a reason to fail the sync)."""
+    if reported is None:
+        return None
+    try:
+        mrr = None if reported.mrr is None else to_whole_usd(reported.mrr)
+        revenue = None if reported.revenue is None else to_whole_usd(reported.revenue)
+    except MissingExchangeRate:
+        return None
+    return {
+        "mrr": mrr,
+        "revenue": revenue,
+        "definition": reported.definition,
+        "period": reported.period,
+    }
 
 
 def figures_in_usd(figures: ProviderFigures) -> FiguresInUsd:
@@ -72,6 +97,7 @@ def figures_in_usd(figures: ProviderFigures) -> FiguresInUsd:
         customers=figures.customers,
         monthly=monthly,
         fx_rates=rates_used(*amounts),
+        provider_reported=reported_in_usd(figures.provider_reported),
     )
 
 
@@ -332,6 +358,7 @@ def _write_figures(
             "last_30_days": figures.last_30_days,
             "customers": figures.customers,
             "credential": connection.credential,
+            "provider_reported": figures.provider_reported,
         },
     )
     MonthlyRevenue.objects.filter(verification=verification).delete()

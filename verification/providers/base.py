@@ -31,14 +31,33 @@ class MonthFigures:
     refunds: Money = field(default_factory=dict)
 
 
+# `ProviderReported.period`: MRR only, at the sync; or revenue over the 30 days before the sync
+# (and MRR, if given, at the sync).
+CURRENT = "current"
+LAST_30_DAYS = "last_30_days"
+
+
+@dataclass(frozen=True)
+class ProviderReported:
+    """The provider's own figure, as its API publishes it (its definition, not ours), shown
+    beside ours with the difference. `definition` says what it is, in words."""
+
+    definition: str
+    period: str
+    mrr: Money | None = None
+    revenue: Money | None = None
+
+
 @dataclass
 class ProviderFigures:
-    """What a connector found, before conversion; `mrr` None means no subscription data."""
+    """What a connector found, before conversion; `mrr` None means no subscription data.
+    `provider_reported`: the provider's own figure where its API publishes one, else None."""
 
     mrr: Money | None
     monthly: dict[date, MonthFigures]
     last_30_days: Money
     customers: int
+    provider_reported: ProviderReported | None = None
 
 
 class TestModeData(ProviderError):

@@ -11,19 +11,22 @@ Paddle's fee). Sandbox keys (`pdl_sdbx_`) and the sandbox host are refused.
 """
 
 from collections.abc import Iterator
-from datetime import datetime
+from dataclasses import replace
+from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
 from urllib.parse import quote
 
 from startups.models import Credential
-from verification.http import ProviderHttp
+from verification.http import ProviderError, ProviderHttp
 from verification.money import Money, money_add
 from verification.providers.base import (
+    CURRENT,
     PER_MONTH,
     Ledger,
     Provider,
     ProviderFigures,
+    ProviderReported,
     bearer_headers,
     checked_amount,
     pages_after_last_id,
@@ -62,7 +65,21 @@ def fetch(*, http: ProviderHttp, now: datetime) -> dict:
         "discounts": discounts,
         "transactions": list(list_all(http, "/transactions", {"status": PAID_TRANSACTIONS})),
         "adjustments": list(list_all(http, "/adjustments", {"action": "refund"})),
+        "mrr_metrics": reported_mrr(http, now),
     }
+
+
+def reported_mrr(http: ProviderHttp, now: datetime) -> dict | None:
+    """Paddle's own MRR timeseries for the last week (`data` of GET
+    /metrics/monthly-recurring-revenue), or None: it needs the optional `metrics.read`
+    permission, and without it (or without metrics) our figures stand alone."""
+    today = now.date()
+    params = {"from": (today - timedelta(days=7)).isoformat(), "to": today.isoformat()}
+    try:
+        answer = http.get("/metrics/monthly-recurring-revenue", params=params)
+    except ProviderError:
+        return None
+    return answer.get("data") if isinstance(answer, dict) else None
 
 
 def _amount(value: object, what: str) -> Decimal:
@@ -153,7 +170,28 @@ def compute(*, raw: dict, now: datetime) -> ProviderFigures:
             currency=adjustment["currency_code"],
             minor=refunded,
         )
-    return ledger.subscription_figures(mrr=mrr, subscriptions=raw["subscriptions"], paying=paying)
+    figures = ledger.subscription_figures(
+        mrr=mrr, subscriptions=raw["subscriptions"], paying=paying
+    )
+    return replace(figures, provider_reported=reported(raw.get("mrr_metrics")))
+
+
+REPORTED = (
+    "Paddle's metrics API (`/metrics/monthly-recurring-revenue`): its MRR on the latest day "
+    "it reports, in the primary balance currency converted at each transaction's rate; new "
+    "subscriptions, upgrades, downgrades and churn, no one-time payments, before Paddle's fees."
+)
+
+
+def reported(metrics: dict | None) -> ProviderReported | None:
+    """The latest datapoint of Paddle's MRR timeseries (a string in the currency's smallest
+    unit), or None without one."""
+    series = (metrics or {}).get("timeseries") or []
+    currency = (metrics or {}).get("currency_code")
+    if not series or not currency or series[-1].get("amount") is None:
+        return None
+    amount = checked_amount(series[-1]["amount"], "Paddle MRR")
+    return ProviderReported(definition=REPORTED, period=CURRENT, mrr={currency: amount})
 
 
 PROVIDER = Provider(

@@ -18,10 +18,12 @@ from startups.models import Credential
 from verification.http import ProviderHttp
 from verification.money import money_add
 from verification.providers.base import (
+    LAST_30_DAYS,
     LAST_DAYS,
     MonthFigures,
     Provider,
     ProviderFigures,
+    ProviderReported,
     bearer_headers,
     checked_amount,
     customer_count,
@@ -143,6 +145,28 @@ def compute(*, raw: dict, now: datetime) -> ProviderFigures:
         monthly=monthly,
         last_30_days=last_30_days,
         customers=paying_customers(raw, now),
+        provider_reported=reported(raw, latest),
+    )
+
+
+REPORTED = (
+    "Polar's metrics API: `monthly_recurring_revenue` of the current month (subscriptions set "
+    "to cancel at period end included; our MRR leaves them out) and the sum of the daily "
+    "`revenue` of the last 30 days (before refunds; ours is net of refunds)."
+)
+
+
+def reported(raw: dict, latest: dict) -> ProviderReported | None:
+    """Polar's own MRR and 30-day revenue, from the metrics already fetched."""
+    mrr = latest.get("monthly_recurring_revenue")
+    revenue = [period["revenue"] for period in raw["daily"] if period.get("revenue") is not None]
+    if mrr is None and not revenue:
+        return None
+    return ProviderReported(
+        definition=REPORTED,
+        period=LAST_30_DAYS,
+        mrr=None if mrr is None else {CURRENCY: checked_amount(mrr, "MRR")},
+        revenue={CURRENCY: sum(checked_amount(r, "revenue") for r in revenue)} if revenue else None,
     )
 
 

@@ -76,6 +76,7 @@ class Verification(TypedDict, total=False):
     lastSyncedAt: str
     methodology: str
     credential: Literal["restricted_read", "read_only", "full_access", "metrics_token"] | None
+    providerReported: dict[str, Any] | None
 
 
 class DetailRevenue(TypedDict, total=False):
