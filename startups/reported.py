@@ -1,11 +1,23 @@
 """The provider's own figure beside ours (`verification.providerReported`): what the provider's
-API publishes (stored at sync, whole US dollars) and how far ours is from it, in percent."""
+API publishes (stored at sync, whole US dollars) and how far ours is from it, in percent; and
+the help texts of the two `verification` fields issue 38 added (credential, providerReported)."""
 
 from rest_framework import serializers
 
 from startups.models import Verification
 
 PERIODS = ("current", "last_30_days")
+CREDENTIAL_HELP = (
+    "The kind of key the figures were read with, as the key check saw it at connect: "
+    "`restricted_read` (a key restricted to the read permissions we ask for), `read_only`, "
+    "`full_access` (Lemon Squeezy issues no read-only key) or `metrics_token`; null when not "
+    "recorded."
+)
+REPORTED_HELP = (
+    "The provider's own figure where its API publishes one (Polar's metrics, Paddle's MRR "
+    "metrics, Lemon Squeezy's store revenue), with its definition and the difference from "
+    "ours; null where the provider has none."
+)
 
 
 def difference_percent(ours: int | None, theirs: int | None) -> float | None:

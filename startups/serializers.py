@@ -36,9 +36,14 @@ from startups.filters import (
 )
 from startups.freshness import STATUSES, last_synced_at, methodology_url, verification_status
 from startups.models import Credential, MonthlyRevenue, Startup, Verification
-from startups.reported import ProviderReportedSerializer, provider_reported
+from startups.reported import (
+    CREDENTIAL_HELP,
+    REPORTED_HELP,
+    ProviderReportedSerializer,
+    provider_reported,
+)
 from startups.selectors import DEFAULT_SORT, SORT_ORDERS, After, StartupFilters
-from transparency.serializers import TreeHeadSerializer
+from transparency.serializers import LoggedAttestationSerializer
 
 MAX_PAGE = 1_000_000
 MAX_FIELDS = 500
@@ -382,19 +387,9 @@ class VerificationSerializer(Shape):
     history_months = whole(help_text="Months of history (rows in `monthly`).")
     monthly = MonthlyRevenueSerializer(many=True)
     credential = serializers.ChoiceField(
-        choices=Credential.values,
-        allow_null=True,
-        help_text="The kind of key the figures were read with, as the key check saw it at "
-        "connect: `restricted_read` (a key restricted to the read permissions we ask for), "
-        "`read_only`, `full_access` (Lemon Squeezy issues no read-only key) or "
-        "`metrics_token`; null when not recorded.",
+        choices=Credential.values, allow_null=True, help_text=CREDENTIAL_HELP
     )
-    provider_reported = ProviderReportedSerializer(
-        allow_null=True,
-        help_text="The provider's own figure where its API publishes one (Polar's metrics, "
-        "Paddle's MRR metrics, Lemon Squeezy's store revenue), with its definition and the "
-        "difference from ours; null where the provider has none.",
-    )
+    provider_reported = ProviderReportedSerializer(allow_null=True, help_text=REPORTED_HELP)
 
     def get_status(self, verification: Verification) -> str | None:
         return verification_status(verification.startup)
@@ -585,26 +580,13 @@ class HistoryPageSerializer(serializers.Serializer):
     meta = HistoryMetaSerializer()
 
 
-class AttestationSerializer(serializers.Serializer):
+class AttestationSerializer(LoggedAttestationSerializer):
     jws = text(
         help_text="Compact JWS (RFC 7515), EdDSA/Ed25519 (RFC 8037). Payload: `slug`, every field "
         "of the detail's `verification` object (camelCase, monthly rows included) and "
         "`issuedAt`. Verify against /.well-known/jwks.json."
     )
     key_id = text(help_text="`kid` of the signing key in /.well-known/jwks.json.")
-    leaf_index = whole(
-        help_text="Index of the attested statement's leaf in the transparency log (also the "
-        "signed `logIndex` claim; `loggedAt` says when the statement was first logged)."
-    )
-    log_entry = text(
-        help_text="The leaf's exact bytes, base64: canonical JSON of `slug`, the attested "
-        "figures (all but `status`, `lastSyncedAt`, `verifiedAt` and `methodology`), "
-        "`logIndex` and `loggedAt`; each of its values equals the JWS claim of that name."
-    )
-    tree_head = TreeHeadSerializer(help_text="The latest signed tree head.")
-    inclusion_proof = serializers.ListField(
-        child=text(), help_text="RFC 6962 audit path of the leaf up to `treeHead` (hex)."
-    )
 
 
 class AttestationEnvelopeSerializer(serializers.Serializer):

@@ -65,3 +65,23 @@ class ConsistencyProofSerializer(serializers.Serializer):
 
 class ConsistencyProofEnvelopeSerializer(serializers.Serializer):
     data = ConsistencyProofSerializer()
+
+
+class LoggedAttestationSerializer(serializers.Serializer):
+    """The fields an attestation answer adds for the transparency log (startups.serializers'
+    AttestationSerializer extends this)."""
+
+    leaf_index = serializers.IntegerField(
+        help_text="Index of the attested statement's leaf in the transparency log (also the "
+        "signed `logIndex` claim; `loggedAt` says when the statement was first logged)."
+    )
+    log_entry = serializers.CharField(
+        help_text="The leaf's exact bytes, base64: canonical JSON of `slug`, the attested "
+        "figures (all but `status`, `lastSyncedAt`, `verifiedAt` and `methodology`), "
+        "`logIndex` and `loggedAt`; each of its values equals the JWS claim of that name."
+    )
+    tree_head = TreeHeadSerializer(help_text="The latest signed tree head.")
+    inclusion_proof = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="RFC 6962 audit path of the leaf up to `treeHead` (hex).",
+    )
