@@ -55,8 +55,12 @@ def _proof_or_400(compute):
         raise InvalidParameter(str(error)) from None
 
 
-def _number(name: str, description: str, *, required: bool = True) -> OpenApiParameter:
-    return OpenApiParameter(name, int, required=required, description=description)
+_MAX = 10**18 - 1
+
+
+def _number(name: str, description: str, *, minimum: int = 0) -> OpenApiParameter:
+    schema = {"type": "integer", "minimum": minimum, "maximum": _MAX}
+    return OpenApiParameter(name, schema, required=True, description=description)
 
 
 class LogView(RestView):
@@ -131,9 +135,12 @@ class InclusionProofView(LogView):
         "larger than the leaf index. Otherwise 400 `invalid_parameter`. Free of charge.",
         parameters=(
             OpenApiParameter(
-                "leaf", str, required=True, description="Leaf index, or leaf hash in hex."
+                "leaf",
+                {"type": "string", "pattern": "^([0-9]{1,18}|[0-9a-fA-F]{64})$"},
+                required=True,
+                description="Leaf index, or leaf hash in hex.",
             ),
-            _number("treeSize", "Size of the tree head to prove inclusion in."),
+            _number("treeSize", "Size of the tree head to prove inclusion in.", minimum=1),
         ),
         ok=InclusionProofEnvelopeSerializer,
         errors=_ERRORS,
@@ -169,8 +176,8 @@ class ConsistencyProofView(LogView):
         "head's size; `first == second` gives an empty proof). Otherwise 400 "
         "`invalid_parameter`. Free of charge.",
         parameters=(
-            _number("first", "The earlier tree size."),
-            _number("second", "The later tree size."),
+            _number("first", "The earlier tree size.", minimum=1),
+            _number("second", "The later tree size.", minimum=1),
         ),
         ok=ConsistencyProofEnvelopeSerializer,
         errors=_ERRORS,
