@@ -249,3 +249,20 @@ def test_concurrent_appends_never_share_an_index():
         range(1, 19)
     )
     assert sorted(LogEntry.objects.values_list("slug", flat=True)).count("w0") == 3
+
+
+def test_a_monitor_fetches_any_published_head_and_proves_the_log_only_grew(client):
+    for slug in ("a", "b", "c", "d", "e"):
+        verified(slug)
+        attest(client, slug)
+    keys = jwks(client)
+    latest = client.get("/api/v1/log/tree-head").json()["data"]
+    for size in range(1, 5):
+        old = client.get(f"/api/v1/log/tree-head?treeSize={size}").json()["data"]
+        assert verify.verify_tree_head(old, keys).tree_size == size
+        url = f"/api/v1/log/proof/consistency?first={size}&second={latest['treeSize']}"
+        verify.verify_consistency(old, latest, client.get(url).json()["data"], keys)
+    for size in ("0", "6", "x", ""):
+        response = client.get(f"/api/v1/log/tree-head?treeSize={size}")
+        assert response.status_code == 400, size
+        assert response.json()["error"]["code"] == "invalid_parameter"

@@ -28,6 +28,7 @@ from transparency.services import (
     leaf_index_of,
     log_entries,
     log_size,
+    tree_head_at,
     tree_head_data,
     tree_head_latest,
     tree_head_sign,
@@ -74,13 +75,27 @@ class TreeHeadView(LogView):
         summary="Latest signed tree head of the transparency log",
         description="The newest signed tree head (STH): the log's size, its RFC 6962 root hash "
         "and an Ed25519 JWS over both, signed with the attestation key (JWKS). Every head ever "
-        "published is kept: ask for consistency proofs between any two sizes. Free of charge.",
+        "published is kept: `treeSize` asks for the one of that size (one is signed per size "
+        "the log reached; 400 `invalid_parameter` for a size never published), and consistency "
+        "proofs go between any two sizes. Free of charge.",
+        parameters=(
+            OpenApiParameter(
+                "treeSize",
+                {"type": "integer", "minimum": 0, "maximum": _MAX},
+                description="A past size: its signed head instead of the latest.",
+            ),
+        ),
         ok=TreeHeadEnvelopeSerializer,
-        errors=(400, 401, 405, 500),
+        errors=_ERRORS,
         metered=False,
     )
     def get(self, request: Request) -> Response:
         self.check_caller(request)
+        if "treeSize" in request.query_params:
+            head = tree_head_at(_whole(request, "treeSize"))
+            if head is None:
+                raise InvalidParameter("No tree head of that size was published.")
+            return Response({"data": tree_head_data(head)})
         head = tree_head_latest()
         if head is None:  # an empty log still has a signed head: size 0, SHA-256 of nothing
             try:

@@ -328,9 +328,10 @@ class Log:
     def __init__(self, client: Client):
         self._client = client
 
-    def tree_head(self) -> dict[str, Any]:
-        """`GET /api/v1/log/tree-head`: the latest signed tree head."""
-        return self._client._get("/api/v1/log/tree-head")["data"]
+    def tree_head(self, tree_size: int | None = None) -> dict[str, Any]:
+        """`GET /api/v1/log/tree-head`: the latest signed tree head, or the one published for
+        `tree_size`."""
+        return self._client._get("/api/v1/log/tree-head", {"tree_size": tree_size})["data"]
 
     def entries(self, start: int, end: int) -> list[dict[str, Any]]:
         """`GET /api/v1/log/entries`: leaves `start`..`end` inclusive (the server may return
