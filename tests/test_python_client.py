@@ -511,12 +511,13 @@ def test_a_third_party_verifies_last_months_figure_and_the_logs_growth_offline(
             backwards = None
         except VerificationError as error:
             backwards = str(error)
-        result = {"sizes": [older.tree_size, newer.tree_size], "backwards": backwards}
+        result = {"sizes": [older.tree_size, newer.tree_size], "backwards": backwards,
+                  "same_head": client.log.tree_head(old["treeSize"]) == old}
         """,
         url=live_server.url,
         folder=str(tmp_path),
     )
-    assert today["sizes"] == [1, 3] and today["backwards"]
+    assert today["sizes"] == [1, 3] and today["backwards"] and today["same_head"]
     # The CLI, offline (no server address is given to it at all).
     cli = run_client(
         """
