@@ -266,3 +266,22 @@ def test_a_monitor_fetches_any_published_head_and_proves_the_log_only_grew(clien
         response = client.get(f"/api/v1/log/tree-head?treeSize={size}")
         assert response.status_code == 400, size
         assert response.json()["error"]["code"] == "invalid_parameter"
+
+
+def test_a_proof_is_computed_once_and_then_served_from_the_cache(client):
+    from django.db import connection as db
+    from django.test.utils import CaptureQueriesContext
+
+    for slug in ("a", "b", "c"):
+        verified(slug)
+        attest(client, slug)
+    urls = (
+        "/api/v1/log/proof/inclusion?leaf=1&treeSize=3",
+        "/api/v1/log/proof/consistency?first=1&second=3",
+    )
+    for url in urls:
+        first = client.get(url).json()
+        with CaptureQueriesContext(db) as queries:
+            assert client.get(url).json() == first
+        # No read of the leaf hashes up to the size (one leaf's own hash by key is fine).
+        assert not [q for q in queries if '"index" <' in q["sql"]], url

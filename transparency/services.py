@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 import orjson
+from django.core.cache import cache
 from django.db import IntegrityError, connection, transaction
 
 from openstartup.formats import iso_timestamp
@@ -161,13 +162,35 @@ def leaf_hash_at(index: int) -> str:
     return LogEntry.objects.values_list("leaf_hash", flat=True).get(index=index)
 
 
+# Proofs never change once the heads they join are signed: cached for a day, keyed by the sizes
+# and the signed root hashes (so a log that was reset, as in development, never gets another
+# log's proofs). Computing one reads every leaf hash up to the size: linear in the log.
+PROOF_CACHE_SECONDS = 24 * 3600
+
+
+def _root_at(size: int) -> str | None:
+    return TreeHead.objects.values_list("root_hash", flat=True).filter(tree_size=size).first()
+
+
+def _cached_proof(key: str, compute) -> list[bytes]:
+    if "None" in key.split(":"):  # a size with no signed head: nothing to key it by
+        return compute()
+    cached = cache.get(key)
+    if isinstance(cached, list):
+        return [bytes.fromhex(node) for node in cached]
+    proof = compute()
+    cache.set(key, [node.hex() for node in proof], PROOF_CACHE_SECONDS)
+    return proof
+
+
 def inclusion_proof(*, leaf_index: int, tree_size: int) -> list[bytes]:
     size = log_size()
     if not 0 < tree_size <= size:
         raise LogRangeError(f"treeSize must be between 1 and the latest tree size ({size})")
     if leaf_index >= tree_size:
         raise LogRangeError("the leaf must be smaller than treeSize")
-    return merkle.inclusion_path(leaf_index, leaf_hashes(tree_size))
+    key = f"log:inclusion:{leaf_index}:{tree_size}:{_root_at(tree_size)}"
+    return _cached_proof(key, lambda: merkle.inclusion_path(leaf_index, leaf_hashes(tree_size)))
 
 
 def consistency_proof(*, first: int, second: int) -> list[bytes]:
@@ -176,4 +199,5 @@ def consistency_proof(*, first: int, second: int) -> list[bytes]:
         raise LogRangeError(f"second must be between 1 and the latest tree size ({size})")
     if not 0 < first <= second:
         raise LogRangeError("first must be between 1 and second")
-    return merkle.consistency_proof(first, leaf_hashes(second))
+    key = f"log:consistency:{first}:{second}:{_root_at(first)}:{_root_at(second)}"
+    return _cached_proof(key, lambda: merkle.consistency_proof(first, leaf_hashes(second)))
