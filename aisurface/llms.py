@@ -127,9 +127,43 @@ ROUTE_DOCS = {
         REST,
         "Signed attestation",
         "GET",
-        "`{data: {jws, keyId}}`: a compact JWS (EdDSA, Ed25519) over the verified figures, "
-        "verifiable offline with the keys at /.well-known/jwks.json; check its `iss`, `sub` "
-        "(the slug) and `exp`. 404 unless verified; one record on Free.",
+        "`{data: {jws, keyId, leafIndex, logEntry, treeHead, inclusionProof}}`: a compact JWS "
+        "(EdDSA, Ed25519) over the verified figures, verifiable offline with the keys at "
+        "/.well-known/jwks.json (check its `iss`, `sub` (the slug) and `exp`), and its "
+        "leaf's inclusion proof in a signed tree head of the transparency log. 404 unless "
+        "verified; one record on Free.",
+    ),
+    "log-tree-head": RouteDoc(
+        REST,
+        "Transparency log: signed tree head",
+        "GET",
+        "`{data: {treeSize, timestamp, sha256RootHash, signature, keyId}}`: the latest signed "
+        "head of the append-only log of attested statements (RFC 6962 Merkle tree, Ed25519 JWS "
+        "with the JWKS key); `treeSize=N` for an earlier one. Spends no allowance.",
+    ),
+    "log-entries": RouteDoc(
+        REST,
+        "Transparency log: entries",
+        "GET",
+        "`start`, `end` (inclusive, at most 100): `{data: [{leafIndex, leafHash, entry}], meta}`, "
+        "entries base64. Spends no allowance; bad parameters 400 `invalid_parameter`.",
+        linkable=False,
+    ),
+    "log-inclusion-proof": RouteDoc(
+        REST,
+        "Transparency log: inclusion proof",
+        "GET",
+        "`leaf` (index or hex leaf hash), `treeSize`: `{data: {leafIndex, treeSize, leafHash, "
+        "auditPath}}`. Spends no allowance.",
+        linkable=False,
+    ),
+    "log-consistency-proof": RouteDoc(
+        REST,
+        "Transparency log: consistency proof",
+        "GET",
+        "`first`, `second` (tree sizes): `{data: {first, second, consistency}}`, proving the "
+        "later tree extends the earlier one. Spends no allowance.",
+        linkable=False,
     ),
     "jwks": RouteDoc(
         DOCS,

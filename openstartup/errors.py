@@ -65,6 +65,11 @@ class RateLimited(ApiError):
     message = "Too many requests; slow down and retry after `Retry-After` seconds."
 
 
+class InvalidParameter(ApiError):
+    code = "invalid_parameter"
+    message = "A query parameter is missing or out of range."
+
+
 class ApiKeyInQuery(ApiError):
     code = "api_key_in_query"
     message = (

@@ -183,6 +183,7 @@ AI_REQUEST_HEADERS = [
 # monthly allowance.
 RATE_LIMITED = "429 rate_limited"
 PRO_REQUIRED = "403 pro_required"
+INVALID_PARAMETER = "400 invalid_parameter"
 _ERRORS = {
     400: (
         "invalid_request",
@@ -204,6 +205,11 @@ _ERRORS = {
         "pro_required",
         "Exports are part of the Pro plan: send the key of an account with an active Pro "
         "subscription (Free plans page through /api/v1/startups instead).",
+    ),
+    INVALID_PARAMETER: (
+        "invalid_parameter",
+        "The transparency log's parameters are exact: a missing, non-numeric or out-of-range "
+        "index or tree size is refused, and the message says which and why.",
     ),
     404: ("not_found", "No startup with that slug on this surface."),
     405: ("method_not_allowed", "Only GET (and HEAD) are served."),

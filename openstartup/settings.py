@@ -235,6 +235,7 @@ INSTALLED_APPS = [
     "openstartup",  # the read-cache generation tokens (openstartup/models.py)
     "founders",
     "billing",
+    "transparency",
 ]
 
 MIDDLEWARE = [

@@ -10,6 +10,7 @@ from openstartup import health
 from openstartup.converters import AnyTextConverter
 from startups import pages
 from startups import views as startup_views
+from transparency import views as log_views
 
 register_converter(AnyTextConverter, "anytext")
 
@@ -32,6 +33,19 @@ urlpatterns = [
         "api/v1/startups/<str:slug>/attestation",
         startup_views.StartupAttestationView.as_view(),
         name="startup-attestation",
+    ),
+    # The transparency log (RFC 6962 style): public, no allowance spent.
+    path("api/v1/log/tree-head", log_views.TreeHeadView.as_view(), name="log-tree-head"),
+    path("api/v1/log/entries", log_views.LogEntriesView.as_view(), name="log-entries"),
+    path(
+        "api/v1/log/proof/inclusion",
+        log_views.InclusionProofView.as_view(),
+        name="log-inclusion-proof",
+    ),
+    path(
+        "api/v1/log/proof/consistency",
+        log_views.ConsistencyProofView.as_view(),
+        name="log-consistency-proof",
     ),
     path(".well-known/jwks.json", startup_views.jwks_view, name="jwks"),
     # <anytext:> so that any slug text, slashes and newlines included, reaches the view.

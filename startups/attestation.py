@@ -106,10 +106,11 @@ def registered_claims(startup: Startup, *, request: HttpRequest | None, now: dat
     }
 
 
-def attestation_sign(payload: dict) -> tuple[str, str]:
-    """The compact JWS of `payload` and the kid of the key that signed it."""
+def attestation_sign(payload: dict, *, typ: str = "JWT") -> tuple[str, str]:
+    """The compact JWS of `payload` and the kid of the key that signed it (`typ`: the header's
+    media type; the transparency log's tree heads say theirs)."""
     signer = signing_keys()[0]
-    header = {"alg": ALG, "typ": "JWT", "kid": signer.kid}
+    header = {"alg": ALG, "typ": typ, "kid": signer.kid}
     with warnings.catch_warnings():
         # RFC 9864 adds the fully specified "Ed25519" name; "EdDSA" is what verifiers support.
         warnings.simplefilter("ignore")

@@ -115,6 +115,21 @@ class Social(models.Model):
         return f"{self.platform}: {self.url}"
 
 
+class Credential(models.TextChoices):
+    """What kind of key the verified figures were read with (`verification.credential`), as the
+    key check saw it when the founder connected."""
+
+    # A key the founder restricted to the read permissions or scopes we ask for (Stripe's
+    # rk_live_ restricted keys, Paddle permissions, Polar and Gumroad scopes).
+    RESTRICTED_READ = "restricted_read", "restricted read-only key"
+    # A kind of key that can only read, whatever it is given.
+    READ_ONLY = "read_only", "read-only key"
+    # A key that can also write: the provider issues no read-only key (Lemon Squeezy).
+    FULL_ACCESS = "full_access", "full-access key (the provider has no read-only key)"
+    # A token that reads aggregate metrics only.
+    METRICS_TOKEN = "metrics_token", "metrics-only token"
+
+
 class SyncedFigures(models.Model):
     """The figures one sync reads from a payment provider, in whole US dollars."""
 
@@ -140,6 +155,12 @@ class Verification(SyncedFigures):
     # The methodology the figures were computed with (docs/methodology.md); each sync writes the
     # current one, so figures stored under an earlier version keep it until their next sync.
     methodology_version = models.CharField(max_length=10, default="v2")
+    # The connection's key kind when these figures were synced; null: not known (figures from
+    # before it was recorded, imports).
+    credential = models.CharField(max_length=20, choices=Credential.choices, null=True, blank=True)
+    # The provider's own figure where its API publishes one, in whole US dollars:
+    # {"mrr", "revenue", "definition", "period"} (verification/services.py); null: none.
+    provider_reported = models.JSONField(null=True, blank=True)
 
     def __str__(self) -> str:
         return f"{self.startup} via {self.provider}"

@@ -35,8 +35,15 @@ from startups.filters import (
     LenientTimestamp,
 )
 from startups.freshness import STATUSES, last_synced_at, methodology_url, verification_status
-from startups.models import MonthlyRevenue, Startup, Verification
+from startups.models import Credential, MonthlyRevenue, Startup, Verification
+from startups.reported import (
+    CREDENTIAL_HELP,
+    REPORTED_HELP,
+    ProviderReportedSerializer,
+    provider_reported,
+)
 from startups.selectors import DEFAULT_SORT, SORT_ORDERS, After, StartupFilters
+from transparency.serializers import LoggedAttestationSerializer
 
 MAX_PAGE = 1_000_000
 MAX_FIELDS = 500
@@ -394,6 +401,10 @@ class VerificationSerializer(Shape):
     customers = whole()
     history_months = whole(help_text="Months of history (rows in `monthly`).")
     monthly = MonthlyRevenueSerializer(many=True)
+    credential = serializers.ChoiceField(
+        choices=Credential.values, allow_null=True, help_text=CREDENTIAL_HELP
+    )
+    provider_reported = ProviderReportedSerializer(allow_null=True, help_text=REPORTED_HELP)
 
     def get_status(self, verification: Verification) -> str | None:
         return verification_status(verification.startup)
@@ -406,6 +417,9 @@ class VerificationSerializer(Shape):
 
     def get_history_months(self, verification: Verification) -> int:
         return len(verification.monthly.all())
+
+    def get_provider_reported(self, verification: Verification) -> dict | None:
+        return provider_reported(verification)
 
 
 class FounderSerializer(Shape):
@@ -595,7 +609,7 @@ class HistoryPageSerializer(serializers.Serializer):
     meta = HistoryMetaSerializer()
 
 
-class AttestationSerializer(serializers.Serializer):
+class AttestationSerializer(LoggedAttestationSerializer):
     jws = text(
         help_text="Compact JWS (RFC 7515), EdDSA/Ed25519 (RFC 8037). Payload: `slug`, every field "
         "of the detail's `verification` object (camelCase, monthly rows included), "

@@ -56,6 +56,7 @@ from startups.serializers import (
     StartupPageSerializer,
     verification_of,
 )
+from transparency.attestations import attestation_log
 
 # The OpenAPI examples: one startup, as the list and the detail show it.
 _EXAMPLE_IDENTITY = {
@@ -270,7 +271,9 @@ class StartupAttestationView(RestView):
         operation_id="getStartupAttestation",
         summary="Signed attestation of verified figures",
         description="A compact JWS (EdDSA, Ed25519) over the startup's verified figures, "
-        "verifiable offline against `/.well-known/jwks.json`. Only for startups with verified "
+        "verifiable offline against `/.well-known/jwks.json`, with its leaf in the transparency "
+        "log (`leafIndex`, `logEntry`) and the proof of that leaf's inclusion in a signed tree "
+        "head (`treeHead`, `inclusionProof`). Only for startups with verified "
         "figures (404 `not_found` otherwise, costing nothing); one record against the Free "
         "monthly allowance.",
         parameters=(_SLUG,),
@@ -283,9 +286,10 @@ class StartupAttestationView(RestView):
             raise NotFound(f"No verified startup with slug '{slug}'")
         with self.reserve(request, wanted=1) as reservation:
             payload = attestation_payload(startup, request=request, now=timezone.now())
+            payload, logged = attestation_log(payload)
             token, kid = attestation_sign(payload)
             reservation.use(1)
-        return Response({"data": {"jws": token, "key_id": kid}})
+        return Response({"data": {"jws": token, "key_id": kid, **logged}})
 
 
 @cache_control(public=True, max_age=300)

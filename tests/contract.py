@@ -25,6 +25,10 @@ DOCUMENTED_PATHS = {
     "/api/v1/startups/{slug}/attestation",
     "/api/v1/categories",
     "/api/v1/exports/startups.ndjson",
+    "/api/v1/log/tree-head",
+    "/api/v1/log/entries",
+    "/api/v1/log/proof/inclusion",
+    "/api/v1/log/proof/consistency",
     "/api/ai/discovery",
     "/api/ai/startups/{slug}",
 }

@@ -56,6 +56,9 @@ def test_follows_the_llms_txt_convention(text, settings):
     assert text.index("URL patterns") < text.index("\n## ")
 
 
+PARAMETERS_REQUIRED = ("log-entries", "log-inclusion-proof", "log-consistency-proof")
+
+
 def test_names_every_public_route(text):
     names = set(_all_named_routes(get_resolver().url_patterns)) - HIDDEN_ROUTES
     routes = {route.name: route.path for route in public_routes()}
@@ -63,9 +66,11 @@ def test_names_every_public_route(text):
     for name, path in routes.items():
         assert f" {path}`" in text, name
         # Issue 15 §4: templates and the POST-only endpoint are never links (they 404 / 405),
-        # nor is the Pro-only export (a key-less GET is 403).
+        # nor is the Pro-only export (a key-less GET is 403), nor the log's entries and proofs
+        # (their parameters are required: a bare GET is a 400).
         linked = f"(https://openstartup.example{path})" in text
-        assert linked == ("{" not in path and name not in ("mcp", "startup-export")), name
+        unlinked = ("mcp", "startup-export", *PARAMETERS_REQUIRED)
+        assert linked == ("{" not in path and name not in unlinked), name
 
 
 def test_parses_with_the_reference_llms_txt_parser(text, settings):

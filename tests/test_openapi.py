@@ -55,7 +55,12 @@ def verified_ai_startup():
     )
     make_founder(startup, title="CEO", twitter="https://x.com/ada")
     make_social(startup)
-    make_verification(startup, months=[(date(2026, 9, 1), 500, 20), (date(2026, 10, 1), 700, 0)])
+    make_verification(
+        startup,
+        months=[(date(2026, 9, 1), 500, 20), (date(2026, 10, 1), 700, 0)],
+        credential="restricted_read",
+        provider_reported={"mrr": 4000, "revenue": None, "definition": "x", "period": "current"},
+    )
     return startup
 
 

@@ -533,3 +533,89 @@ def test_the_client_verifies_attestations_and_their_registered_claims(
     assert result["asked_other"] == "wrong_subject"
     assert result["tampered"] == "bad_signature"
     assert result["garbage"] == "bad_signature"
+
+
+def test_a_third_party_verifies_last_months_figure_and_the_logs_growth_offline(
+    live_server, transactional_db, tmp_path
+):
+    """Issue 38: with only the client and the JWKS, check that a figure saved earlier is in a
+    signed tree head, and that today's tree is consistent with that one, by function and by
+    `python -m openstartup verify`; a forged figure or a foreign head is refused."""
+    acme = make_startup(name="Acme", slug="acme", mrr=1000)
+    make_verification(acme)
+    saved = run_client(
+        """
+        client = openstartup.Client(base_url=url)
+        jwks, attestation = client.log.jwks(), client.startups.attestation("acme")
+        json.dump(jwks, open(folder + "/jwks.json", "w"))
+        json.dump(attestation, open(folder + "/attestation.json", "w"))
+        from openstartup.verify import verify_attestation
+        checked = verify_attestation(attestation, jwks)
+        result = {"mrr": checked.claims["mrr"], "leaf": checked.leaf_index,
+                  "size": checked.tree_head.tree_size}
+        """,
+        url=live_server.url,
+        folder=str(tmp_path),
+    )
+    assert saved == {"mrr": 1000, "leaf": 0, "size": 1}
+    # A month of changes later: new figures, another startup.
+    acme.verification.mrr, acme.verification.arr = 1500, 18000
+    acme.verification.save()
+    make_verification(make_startup(name="Beta", slug="beta", mrr=70))
+    today = run_client(
+        """
+        client = openstartup.Client(base_url=url)
+        client.startups.attestation("acme")
+        client.startups.attestation("beta")
+        head = client.log.tree_head()
+        old = json.load(open(folder + "/attestation.json"))["treeHead"]
+        proof = client.log.consistency_proof(old["treeSize"], head["treeSize"])
+        json.dump(head, open(folder + "/today.json", "w"))
+        json.dump(proof, open(folder + "/proof.json", "w"))
+        from openstartup.verify import VerificationError, verify_consistency
+        jwks = json.load(open(folder + "/jwks.json"))  # the saved copy: no trust in the server
+        older, newer = verify_consistency(old, head, proof, jwks)
+        try:
+            verify_consistency(head, old, proof, jwks)
+            backwards = None
+        except VerificationError as error:
+            backwards = str(error)
+        result = {"sizes": [older.tree_size, newer.tree_size], "backwards": backwards,
+                  "same_head": client.log.tree_head(old["treeSize"]) == old}
+        """,
+        url=live_server.url,
+        folder=str(tmp_path),
+    )
+    assert today["sizes"] == [1, 3] and today["backwards"] and today["same_head"]
+    # The CLI, offline (no server address is given to it at all).
+    cli = run_client(
+        """
+        import base64, contextlib, io
+        from openstartup.__main__ import main
+        files = [folder + "/attestation.json", "--jwks", folder + "/jwks.json"]
+        outcomes = {}
+        with contextlib.redirect_stdout(io.StringIO()):
+            outcomes["plain"] = main(["verify", *files])
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            outcomes["consistency"] = main(["verify", *files, "--tree-head",
+                folder + "/today.json", "--consistency", folder + "/proof.json"])
+        report = json.loads(out.getvalue())
+        forged = json.load(open(folder + "/attestation.json"))
+        head, body, signature = forged["jws"].split(".")
+        claims = json.loads(base64.urlsafe_b64decode(body + "=="))
+        claims["mrr"] = 9999
+        body = base64.urlsafe_b64encode(json.dumps(claims).encode()).rstrip(b"=").decode()
+        forged["jws"] = ".".join([head, body, signature])
+        json.dump(forged, open(folder + "/forged.json", "w"))
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            outcomes["forged"] = main(["verify", folder + "/forged.json", "--jwks",
+                                       folder + "/jwks.json"])
+        result = {"outcomes": outcomes, "report": report, "stderr": err.getvalue()}
+        """,
+        folder=str(tmp_path),
+    )
+    assert cli["outcomes"] == {"plain": 0, "consistency": 0, "forged": 1}
+    assert cli["report"]["consistentWithTreeSize"] == 3 and cli["report"]["slug"] == "acme"
+    assert "bad signature" in cli["stderr"]

@@ -23,7 +23,7 @@ DETAIL_KEYS = {
 VERIFICATION_KEYS = {
     "provider", "level", "verifiedAt", "currency", "mrr", "arr", "totalRevenue", "last30Days",
     "customers", "historyMonths", "monthly", "status", "lastSyncedAt", "methodology",
-    "methodologyVersion",
+    "methodologyVersion", "credential", "providerReported",
 }  # fmt: skip
 TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$")
 

@@ -173,9 +173,12 @@ def test_sync_all_then_the_api_shows_every_verification(fake, monkeypatch, caplo
         "customers": 1,
         "historyMonths": 1,
         "monthly": [{"month": "2026-11", "gross": 49, "refunds": 0, "net": 49}],
+        "credential": "restricted_read",
+        "providerReported": None,  # Stripe's API publishes no MRR of its own
     }
 
     lemon = detail("lemon-co")["verification"]
+    assert lemon["credential"] == "full_access"  # Lemon Squeezy has no read-only key
     assert (lemon["mrr"], lemon["arr"], lemon["totalRevenue"]) == (10, 120, 120)
     assert [row["month"] for row in lemon["monthly"]] == ["2026-10", "2026-11"]
     assert lemon["historyMonths"] == 2

@@ -303,7 +303,7 @@ def test_an_attestation_verifies_with_another_library_and_matches_the_detail(cli
     response = client.get("/api/v1/startups/signed-co/attestation", **bearer(raw))
     assert response.status_code == 200
     data = response.json()["data"]
-    assert set(data) == {"jws", "keyId"}
+    assert set(data) == {"jws", "keyId", "leafIndex", "logEntry", "treeHead", "inclusionProof"}
     assert data["jws"].count(".") == 2  # compact serialization
     payload = _verify_with_pyjwt(client, data["jws"])
     verification = detail(client, "signed-co", **bearer(raw))["verification"]

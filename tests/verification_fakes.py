@@ -438,7 +438,9 @@ def paddle_routes(
     discounts: list[dict] = (),
     addresses: list[dict] = (),
     seller: dict | None = None,
+    mrr_metrics: Route | None = None,
 ) -> dict[str, Route]:
+    """Paddle's lists; `mrr_metrics` answers /metrics/monthly-recurring-revenue (absent: 404)."""
     seller = seller or paddle_seller()
     routes = {
         "/account": lambda query: ok({"data": seller, "meta": {"request_id": "req"}}),
@@ -451,6 +453,8 @@ def paddle_routes(
     for address in addresses:  # GET /customers/{customer_id}/addresses/{address_id}
         path = f"/customers/{address['customer_id']}/addresses/{address['id']}"
         routes[path] = lambda query, a=address: ok({"data": a})
+    if mrr_metrics is not None:
+        routes["/metrics/monthly-recurring-revenue"] = mrr_metrics
     return routes
 
 
@@ -714,3 +718,30 @@ def apple_reports(
     apps = {"data": [{"type": "apps", "id": "1234567890", "attributes": {"name": "App"}}],
             "links": {"self": "https://api.appstoreconnect.apple.com/v1/apps"}}  # fmt: skip
     return {"/v1/salesReports": reports, "/v1/apps": lambda query: ok(apps)}
+
+
+def paddle_mrr_metrics(*, currency: str, amounts: list[str]) -> Route:
+    """Paddle's MRR metric (GET /metrics/monthly-recurring-revenue): one datapoint per day from
+    `from` (inclusive) to `to` (exclusive), amounts as strings in the smallest currency unit."""
+
+    def answer(query: Query) -> Answer:
+        start, end = _first(query, "from"), _first(query, "to")
+        series = [
+            {"timestamp": f"2026-11-{8 + n:02d}T00:00:00Z", "amount": amount}
+            for n, amount in enumerate(amounts)
+        ]
+        return ok(
+            {
+                "data": {
+                    "currency_code": currency,
+                    "timeseries": series,
+                    "starts_at": f"{start}T00:00:00Z",
+                    "ends_at": f"{end}T00:00:00Z",
+                    "interval": "day",
+                    "updated_at": "2026-11-15T11:00:00Z",
+                },
+                "meta": {"request_id": "req"},
+            }
+        )
+
+    return answer

@@ -81,8 +81,8 @@ GUIDES: dict[str, KeyGuide] = {
         instructions=(
             "In Paddle (your live account, not the sandbox), open Developer tools → "
             "Authentication → API keys and create a key with only these read permissions: "
-            "subscription.read, transaction.read, adjustment.read, discount.read and "
-            "address.read and account.read."
+            "subscription.read, transaction.read, adjustment.read, discount.read, address.read "
+            "and account.read (add metrics.read, optional, to show Paddle's own MRR beside ours)."
         ),
         check_path="/subscriptions",
         check_params={"per_page": 1},

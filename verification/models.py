@@ -6,7 +6,7 @@ displayed and never part of an API response. Figures live in startups.Verificati
 
 from django.db import models
 
-from startups.models import Startup
+from startups.models import Credential, Startup
 
 
 class ProviderConnection(models.Model):
@@ -27,6 +27,8 @@ class ProviderConnection(models.Model):
     )
     provider = models.CharField(max_length=50)
     encrypted_key = models.TextField(help_text="Fernet token of the read-only key; never shown.")
+    # What kind of key it is (startups.models.Credential), decided by the key check at connect.
+    credential = models.CharField(max_length=20, choices=Credential.choices, null=True, blank=True)
     # Another host for the provider's API (regional endpoints, the tests' fake providers).
     api_base = models.URLField(max_length=500, null=True, blank=True)
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.STALE)

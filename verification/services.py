@@ -28,6 +28,7 @@ from verification.providers.base import (
     AccountIdentity,
     Provider,
     ProviderFigures,
+    ProviderReported,
     TestModeData,
 )
 
@@ -54,6 +55,26 @@ class FiguresInUsd:
     customers: int
     monthly: list[MonthInUsd]
     fx_rates: dict[str, dict[str, str]]
+    # The provider's own figure in whole dollars ({mrr, revenue, definition, period}), or None.
+    provider_reported: dict | None = None
+
+
+def reported_in_usd(reported: ProviderReported | None) -> dict | None:
+    """The provider's own figure in whole US dollars; None when it has none, or when it is in
+    a currency without a rate (it is a comparison, never a reason to fail the sync)."""
+    if reported is None:
+        return None
+    try:
+        mrr = None if reported.mrr is None else to_whole_usd(reported.mrr)
+        revenue = None if reported.revenue is None else to_whole_usd(reported.revenue)
+    except MissingExchangeRate:
+        return None
+    return {
+        "mrr": mrr,
+        "revenue": revenue,
+        "definition": reported.definition,
+        "period": reported.period,
+    }
 
 
 def figures_in_usd(figures: ProviderFigures) -> FiguresInUsd:
@@ -78,6 +99,7 @@ def figures_in_usd(figures: ProviderFigures) -> FiguresInUsd:
         customers=figures.customers,
         monthly=monthly,
         fx_rates=rates_used(*amounts),
+        provider_reported=reported_in_usd(figures.provider_reported),
     )
 
 
@@ -172,6 +194,7 @@ def provider_connection_connect(
                 "account_id": identity.id if identity else None,
                 "account_name": identity.name if identity else None,
                 "account_domain": identity.domain if identity else None,
+                "credential": connector.credential(raw_key),
             },
         )
     logger.info("connected %s to %s", startup.slug, provider)
@@ -424,6 +447,8 @@ def _write_figures(
             "customers": figures.customers,
             # Recomputed now, so under the current methodology (earlier figures kept theirs).
             "methodology_version": METHODOLOGY_VERSION,
+            "credential": connection.credential,
+            "provider_reported": figures.provider_reported,
         },
     )
     MonthlyRevenue.objects.filter(verification=verification).delete()

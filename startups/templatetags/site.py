@@ -34,3 +34,11 @@ def provider_title(name: str | None) -> str:
 
     connector = PROVIDERS.get(name or "")
     return connector.title if connector and connector.title else (name or "").capitalize()
+
+
+@register.filter
+def credential_label(value: str | None) -> str:
+    """`verification.credential` in words: 'restricted read-only key', ..."""
+    from startups.models import Credential
+
+    return Credential(value).label if value in Credential.values else str(value or "")

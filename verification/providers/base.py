@@ -14,6 +14,7 @@ from decimal import Decimal
 from typing import Any
 
 from openstartup.formats import month_start
+from startups.models import Credential
 from verification.http import Pages, ProviderError, ProviderHttp
 from verification.money import Money, money_add
 
@@ -33,14 +34,33 @@ class MonthFigures:
     refunds: Money = field(default_factory=dict)
 
 
+# `ProviderReported.period`: MRR only, at the sync; or revenue over the 30 days before the sync
+# (and MRR, if given, at the sync).
+CURRENT = "current"
+LAST_30_DAYS = "last_30_days"
+
+
+@dataclass(frozen=True)
+class ProviderReported:
+    """The provider's own figure, as its API publishes it (its definition, not ours), shown
+    beside ours with the difference. `definition` says what it is, in words."""
+
+    definition: str
+    period: str
+    mrr: Money | None = None
+    revenue: Money | None = None
+
+
 @dataclass
 class ProviderFigures:
-    """What a connector found, before conversion; `mrr` None means no subscription data."""
+    """What a connector found, before conversion; `mrr` None means no subscription data.
+    `provider_reported`: the provider's own figure where its API publishes one, else None."""
 
     mrr: Money | None
     monthly: dict[date, MonthFigures]
     last_30_days: Money
     customers: int
+    provider_reported: ProviderReported | None = None
 
 
 class TestModeData(ProviderError):
@@ -101,6 +121,17 @@ class Provider:
         `identify` (the default, e.g. one added later) answers None: the identity is unknown,
         nothing is refused and the profile shows no provider business name."""
         return None if self.identify is None else self.identify(http=http)
+
+    # The kind of key (`verification.credential`) judged from the raw key at connect; None: the
+    # default of `credential()`, so a connector that says nothing still works.
+    credential_of: Callable[[str], str] | None = None
+
+    def credential(self, raw_key: str) -> str:
+        """`restricted_read`, `read_only`, `full_access` or `metrics_token`: the connector's
+        own judgement, else `read_only` or, without a read-only key, `full_access`."""
+        if self.credential_of is not None:
+            return self.credential_of(raw_key)
+        return Credential.READ_ONLY if self.read_only_key else Credential.FULL_ACCESS
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ import calendar
 from datetime import datetime
 from decimal import Decimal
 
+from startups.models import Credential
 from verification.http import Pages, ProviderError, ProviderHttp
 from verification.money import (
     Money,
@@ -185,4 +186,5 @@ PROVIDER = Provider(
     identify=identify,
     title="Gumroad",
     key_hint="Gumroad access token (scope view_sales only)",
+    credential_of=lambda raw: Credential.RESTRICTED_READ,
 )

@@ -6,6 +6,7 @@ until `meta.page.currentPage` reaches `meta.page.lastPage`.
 """
 
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import datetime
 from decimal import Decimal
 from typing import Any
@@ -13,11 +14,13 @@ from typing import Any
 from verification.http import ProviderHttp
 from verification.money import Money, money_add
 from verification.providers.base import (
+    LAST_30_DAYS,
     PER_MONTH,
     AccountIdentity,
     Ledger,
     Provider,
     ProviderFigures,
+    ProviderReported,
     Tier,
     account_identity,
     bearer_headers,
@@ -177,7 +180,27 @@ def compute(*, raw: dict, now: datetime) -> ProviderFigures:
                 currency=payment["currency"],
                 minor=refunded,
             )
-    return ledger.subscription_figures(mrr=mrr, subscriptions=raw["subscriptions"], paying=paying)
+    figures = ledger.subscription_figures(
+        mrr=mrr, subscriptions=raw["subscriptions"], paying=paying
+    )
+    return replace(figures, provider_reported=reported(raw["stores"]))
+
+
+REPORTED = (
+    "Lemon Squeezy's store `thirty_day_revenue` (US cents, summed over the account's stores): "
+    "the revenue of the last 30 days as Lemon Squeezy counts it on its dashboard. It publishes "
+    "no MRR."
+)
+
+
+def reported(stores: list[dict]) -> ProviderReported | None:
+    """The stores' own 30-day revenue (Lemon Squeezy gives it in US cents whatever the store's
+    currency), or None when no store carries it."""
+    amounts = [s["thirty_day_revenue"] for s in stores if s.get("thirty_day_revenue") is not None]
+    if not amounts:
+        return None
+    revenue = sum(checked_amount(amount, "store revenue") for amount in amounts)
+    return ProviderReported(definition=REPORTED, period=LAST_30_DAYS, revenue={"USD": revenue})
 
 
 def identify(*, http: ProviderHttp) -> AccountIdentity | None:

@@ -11,14 +11,17 @@ Paddle's fee). Sandbox keys (`pdl_sdbx_`) and the sandbox host are refused.
 """
 
 from collections.abc import Iterator
-from datetime import datetime
+from dataclasses import replace
+from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
 from urllib.parse import quote
 
-from verification.http import KeyRejected, ProviderHttp
+from startups.models import Credential
+from verification.http import KeyRejected, ProviderError, ProviderHttp
 from verification.money import Money, money_add
 from verification.providers.base import (
+    CURRENT,
     NOT_NEGATIVE,
     PER_MONTH,
     SIGNED,
@@ -26,6 +29,7 @@ from verification.providers.base import (
     Ledger,
     Provider,
     ProviderFigures,
+    ProviderReported,
     account_identity,
     bearer_headers,
     checked_amount,
@@ -73,6 +77,7 @@ def fetch(*, http: ProviderHttp, now: datetime) -> dict:
         "transactions": list(list_all(http, "/transactions", {"status": PAID_TRANSACTIONS})),
         # Every action: refunds, and chargebacks with their reversals (credits move no money).
         "adjustments": list(list_all(http, "/adjustments", {})),
+        "mrr_metrics": reported_mrr(http, now),
     }
 
 
@@ -85,6 +90,19 @@ def _address(http: ProviderHttp, customer_id: str, address_id: str) -> dict:
             f"{exc}: the API key needs the address.read permission (prices by country are "
             "billed by the customer's address); add it in Paddle"
         ) from None
+
+
+def reported_mrr(http: ProviderHttp, now: datetime) -> dict | None:
+    """Paddle's own MRR timeseries for the last week (`data` of GET
+    /metrics/monthly-recurring-revenue), or None: it needs the optional `metrics.read`
+    permission, and without it (or without metrics) our figures stand alone."""
+    today = now.date()
+    params = {"from": (today - timedelta(days=7)).isoformat(), "to": today.isoformat()}
+    try:
+        answer = http.get("/metrics/monthly-recurring-revenue", params=params)
+    except ProviderError:
+        return None
+    return answer.get("data") if isinstance(answer, dict) else None
 
 
 def _has_overrides(subscription: dict) -> bool:
@@ -252,7 +270,28 @@ def compute(*, raw: dict, now: datetime) -> ProviderFigures:
                 currency=chargeback["currency_code"],
                 minor=amount,
             )
-    return ledger.subscription_figures(mrr=mrr, subscriptions=raw["subscriptions"], paying=paying)
+    figures = ledger.subscription_figures(
+        mrr=mrr, subscriptions=raw["subscriptions"], paying=paying
+    )
+    return replace(figures, provider_reported=reported(raw.get("mrr_metrics")))
+
+
+REPORTED = (
+    "Paddle's metrics API (`/metrics/monthly-recurring-revenue`): its MRR on the latest day "
+    "it reports, in the primary balance currency converted at each transaction's rate; new "
+    "subscriptions, upgrades, downgrades and churn, no one-time payments, before Paddle's fees."
+)
+
+
+def reported(metrics: dict | None) -> ProviderReported | None:
+    """The latest datapoint of Paddle's MRR timeseries (a string in the currency's smallest
+    unit), or None without one."""
+    series = (metrics or {}).get("timeseries") or []
+    currency = (metrics or {}).get("currency_code")
+    if not series or not currency or series[-1].get("amount") is None:
+        return None
+    amount = checked_amount(series[-1]["amount"], "Paddle MRR")
+    return ProviderReported(definition=REPORTED, period=CURRENT, mrr={currency: amount})
 
 
 def identify(*, http: ProviderHttp) -> AccountIdentity:
@@ -277,4 +316,5 @@ PROVIDER = Provider(
     key_hint="Paddle API key (live, read permissions only)",
     test_key_prefixes=("pdl_sdbx_",),
     sandbox_hosts=("sandbox-api.paddle.com",),
+    credential_of=lambda raw: Credential.RESTRICTED_READ,
 )

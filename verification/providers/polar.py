@@ -14,14 +14,17 @@ from decimal import Decimal
 from typing import Any
 
 from openstartup.formats import month_start
+from startups.models import Credential
 from verification.http import ProviderHttp
 from verification.money import money_add
 from verification.providers.base import (
+    LAST_30_DAYS,
     LAST_DAYS,
     AccountIdentity,
     MonthFigures,
     Provider,
     ProviderFigures,
+    ProviderReported,
     account_identity,
     bearer_headers,
     checked_amount,
@@ -144,6 +147,28 @@ def compute(*, raw: dict, now: datetime) -> ProviderFigures:
         monthly=monthly,
         last_30_days=last_30_days,
         customers=paying_customers(raw, now),
+        provider_reported=reported(raw, latest),
+    )
+
+
+REPORTED = (
+    "Polar's metrics API: `monthly_recurring_revenue` of the current month (subscriptions set "
+    "to cancel at period end included; our MRR leaves them out) and the sum of the daily "
+    "`revenue` of the last 30 days (before refunds; ours is net of refunds)."
+)
+
+
+def reported(raw: dict, latest: dict) -> ProviderReported | None:
+    """Polar's own MRR and 30-day revenue, from the metrics already fetched."""
+    mrr = latest.get("monthly_recurring_revenue")
+    revenue = [period["revenue"] for period in raw["daily"] if period.get("revenue") is not None]
+    if mrr is None and not revenue:
+        return None
+    return ProviderReported(
+        definition=REPORTED,
+        period=LAST_30_DAYS,
+        mrr=None if mrr is None else {CURRENCY: checked_amount(mrr, "MRR")},
+        revenue={CURRENCY: sum(checked_amount(r, "revenue") for r in revenue)} if revenue else None,
     )
 
 
@@ -167,4 +192,5 @@ PROVIDER = Provider(
     title="Polar",
     key_hint="Polar organization access token (read scopes only)",
     sandbox_hosts=("sandbox-api.polar.sh",),
+    credential_of=lambda raw: Credential.RESTRICTED_READ,
 )

@@ -17,6 +17,7 @@ from urllib.parse import quote
 
 from django.conf import settings
 
+from startups.models import Credential
 from verification.http import KeyRejected, NotFound, ProviderHttp
 from verification.money import Money, money_add
 from verification.providers.base import (
@@ -405,4 +406,8 @@ PROVIDER = Provider(
     title="Stripe",
     key_hint="Stripe restricted key (live mode, read access only)",
     test_key_prefixes=("sk_test_", "rk_test_", "pk_test_"),
+    # The key check accepts only rk_live_ restricted keys; anything else would be a secret key.
+    credential_of=lambda raw: (
+        Credential.RESTRICTED_READ if raw.startswith("rk_") else Credential.FULL_ACCESS
+    ),
 )

@@ -139,6 +139,7 @@ class Client:
         self._http = http_client or httpx.Client(timeout=timeout)
         self._http.headers.update(headers)
         self.startups = Startups(self)
+        self.log = Log(self)
 
     # --- plumbing ---
 
@@ -331,6 +332,38 @@ class Startups:
         key gets PermissionDeniedError.
         """
         return ExportIterator(self._client, filters)
+
+
+class Log:
+    """`client.log`: the transparency log (verify what it returns with openstartup.verify)."""
+
+    def __init__(self, client: Client):
+        self._client = client
+
+    def tree_head(self, tree_size: int | None = None) -> dict[str, Any]:
+        """`GET /api/v1/log/tree-head`: the latest signed tree head, or the one published for
+        `tree_size`."""
+        return self._client._get("/api/v1/log/tree-head", {"tree_size": tree_size})["data"]
+
+    def entries(self, start: int, end: int) -> list[dict[str, Any]]:
+        """`GET /api/v1/log/entries`: leaves `start`..`end` inclusive (the server may return
+        fewer: at most 100, and never past the latest tree head)."""
+        return self._client._get("/api/v1/log/entries", {"start": start, "end": end})["data"]
+
+    def inclusion_proof(self, leaf: int | str, tree_size: int) -> dict[str, Any]:
+        """`GET /api/v1/log/proof/inclusion`: `leaf` is an index or a hex leaf hash."""
+        params = {"leaf": leaf, "tree_size": tree_size}
+        return self._client._get("/api/v1/log/proof/inclusion", params)["data"]
+
+    def consistency_proof(self, first: int, second: int) -> dict[str, Any]:
+        """`GET /api/v1/log/proof/consistency` between tree sizes `first` <= `second`."""
+        params = {"first": first, "second": second}
+        return self._client._get("/api/v1/log/proof/consistency", params)["data"]
+
+    def jwks(self) -> dict[str, Any]:
+        """`GET /.well-known/jwks.json`: the keys attestations and tree heads are signed with
+        (keep a copy: verification needs nothing else)."""
+        return self._client._get("/.well-known/jwks.json")
 
 
 class ExportIterator:

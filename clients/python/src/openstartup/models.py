@@ -9,7 +9,7 @@ timestamps are ISO 8601 UTC strings (`YYYY-MM-DDTHH:MM:SS.sssZ`), dates `YYYY-MM
 
 from __future__ import annotations
 
-from typing import Literal, TypedDict
+from typing import Any, Literal, TypedDict
 
 
 class ListRevenue(TypedDict, total=False):
@@ -76,6 +76,8 @@ class Verification(TypedDict, total=False):
     lastSyncedAt: str
     methodology: str
     methodologyVersion: str
+    credential: Literal["restricted_read", "read_only", "full_access", "metrics_token"] | None
+    providerReported: dict[str, Any] | None
 
 
 class DetailRevenue(TypedDict, total=False):
@@ -153,6 +155,10 @@ class Attestation(TypedDict):
 
     jws: str
     keyId: str
+    leafIndex: int
+    logEntry: str
+    treeHead: dict[str, Any]
+    inclusionProof: list[str]
 
 
 class ErrorDetail(TypedDict, total=False):
