@@ -14,7 +14,13 @@ from django.utils.text import slugify
 
 from accounts.models import User
 from founders.models import ReportedRevenue, StartupClaim
-from openstartup import readcache
+from startups.changes import (
+    CREATED,
+    api_fields,
+    change_of,
+    startup_change_record,
+    startups_change_record,
+)
 from startups.models import Startup
 from verification.keycheck import KeyRefused, key_check, provider_api_base
 from verification.models import ProviderConnection
@@ -70,7 +76,7 @@ def startup_create(*, owner: User, profile: dict, mrr: int | None) -> Startup:
         slug=startup_slug_for(fields["name"]), owner=owner, **fields, **_headline(mrr)
     )
     ReportedRevenue.objects.create(startup=startup, mrr=mrr)
-    readcache.bump("data")
+    startup_change_record(startup=startup, kind=CREATED)
     return startup
 
 
@@ -86,7 +92,7 @@ def startup_update(*, startup: Startup, profile: dict, mrr: int | None) -> Start
         update += ["mrr", "arr"]
     startup.save(update_fields=update)
     ReportedRevenue.objects.update_or_create(startup=startup, defaults={"mrr": mrr})
-    readcache.bump("data")
+    startup_change_record(startup=startup, fields=api_fields(update))
     return startup
 
 
@@ -113,7 +119,7 @@ def claims_approve(*, claims: QuerySet[StartupClaim], now: datetime | None = Non
     """Make each pending claim's account the owner of its still-unowned startup; other
     pending claims on that startup are rejected. Returns how many were approved."""
     now = now or timezone.now()
-    approved = 0
+    approved: list[Startup] = []
     for claim in claims.filter(status=StartupClaim.Status.PENDING).select_related("startup"):
         taken = Startup.objects.filter(pk=claim.startup_id, owner__isnull=True).update(
             owner=claim.account_id, updated_at=now
@@ -121,15 +127,15 @@ def claims_approve(*, claims: QuerySet[StartupClaim], now: datetime | None = Non
         status = StartupClaim.Status.APPROVED if taken else StartupClaim.Status.REJECTED
         StartupClaim.objects.filter(pk=claim.pk).update(status=status, decided_at=now)
         if taken:
-            approved += 1
+            approved.append(claim.startup)
             StartupClaim.objects.filter(
                 startup_id=claim.startup_id, status=StartupClaim.Status.PENDING
             ).update(status=StartupClaim.Status.REJECTED, decided_at=now)
             ReportedRevenue.objects.get_or_create(
                 startup_id=claim.startup_id, defaults={"mrr": claim.startup.mrr}
             )
-    readcache.bump("data")
-    return approved
+    startups_change_record(change_of(startup, fields=["owner"]) for startup in approved)
+    return len(approved)
 
 
 def claims_reject(*, claims: QuerySet[StartupClaim], now: datetime | None = None) -> int:
@@ -224,5 +230,5 @@ def startup_disconnect(*, startup: Startup) -> bool:
     reported = ReportedRevenue.objects.filter(startup=startup).first()
     mrr = reported.mrr if reported else None
     Startup.objects.filter(pk=startup.pk).update(**_headline(mrr), currency="USD")
-    readcache.bump("data")
+    startup_change_record(startup=startup, fields=["revenue", "verification"])
     return was_connected
