@@ -21,6 +21,7 @@ from rest_framework.views import APIView
 from openstartup.errors import NotFound, ProRequired
 from openstartup.openapi import (
     CONTENT_ENCODING,
+    INVALID_CURSOR,
     LINK,
     PRO_REQUIRED,
     REST_RESPONSE_HEADERS,
@@ -164,7 +165,7 @@ class StartupListView(RestView):
         parameters=(StartupFilterSerializer,),
         headers=(LINK,),
         ok=StartupPageSerializer,
-        errors=(400, 401, 403, 405, 429, 500),
+        errors=(400, INVALID_CURSOR, 401, 403, 405, 429, 500),
         examples=[OpenApiExample("A page", value=_LIST_EXAMPLE, response_only=True)],
     )
     def get(self, request: Request) -> Response:
