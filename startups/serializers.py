@@ -327,6 +327,7 @@ class StartupListSerializer(serializers.Serializer):
         "MRR.",
     )
     updated_at = timestamp(help_text="When the startup's data last changed (change feed).")
+    profile_url = text(help_text="Public profile page; credit it where the data is shown.")
 
     def to_representation(self, startup: Startup) -> dict:
         # The list's rows carry `synced_at` (selectors.with_synced_at); others read the relation.
@@ -351,6 +352,7 @@ class StartupListSerializer(serializers.Serializer):
             "on_sale": startup.on_sale,
             "rank": getattr(startup, "rank", None),
             "updated_at": iso_timestamp(startup.updated_at),
+            "profile_url": profile_url(startup, self.context.get("request")),
         }
 
 

@@ -82,6 +82,7 @@ _LIST_EXAMPLE = {
             "on_sale": False,
             "rank": 1,
             "updated_at": "2026-11-20T09:30:00.000Z",
+            "profile_url": "https://openstartup.example/startups/acme-analytics",
         }
     ],
     "meta": {
@@ -186,7 +187,7 @@ class StartupListView(RestView):
                 filters=filters, offset=paging.offset, limit=reservation.granted, after=paging.after
             )
             reservation.use(len(result.startups))
-        data = StartupListSerializer(result.startups, many=True).data
+        data = StartupListSerializer(result.startups, many=True, context={"request": request}).data
         if selected is not None:
             data = [sparse(item, selected) for item in camelize(data)]
         return paginated_response(
@@ -406,7 +407,8 @@ class StartupExportView(RestView):
             nonlocal served
             for startup in startup_export(filters=filters):
                 served += 1
-                yield sparse(camelize(StartupListSerializer(startup).data), selected)
+                item = StartupListSerializer(startup, context={"request": request}).data
+                yield sparse(camelize(item), selected)
 
         def trailer() -> dict:
             meta = {"count": served}

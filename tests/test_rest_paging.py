@@ -300,7 +300,8 @@ def test_the_export_streams_every_filtered_startup_then_the_count(client):
     assert any("bogus" in warning for warning in trailer["meta"]["warnings"])
     # rank: position by MRR within the filtered set (e239 has the most).
     assert items[-1]["rank"] == 1 and items[0]["rank"] == 120
-    assert set(items[0]) >= {"name", "slug", "revenue", "rank", "updatedAt"}
+    assert set(items[0]) >= {"name", "slug", "revenue", "rank", "updatedAt", "profileUrl"}
+    assert items[0]["profileUrl"] == "http://testserver/startups/e001"
 
 
 def test_the_export_is_gzipped_when_asked(client):
