@@ -1,5 +1,5 @@
 from django.contrib import admin
-from django.db import models
+from django.db import models, transaction
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
@@ -49,16 +49,16 @@ class RecordsChanges:
             changes.append(change_of(startup, fields=fields))
         startups_change_record(changes)
 
+    @transaction.atomic
     def delete_model(self, request: HttpRequest, obj: models.Model) -> None:
         tombstone = Changed(obj.pk, obj.slug, DELETED)
         super().delete_model(request, obj)
         startups_change_record([tombstone])
 
+    @transaction.atomic  # the changelist's bulk delete action runs outside one
     def delete_queryset(self, request: HttpRequest, queryset: QuerySet) -> None:
-        tombstones = [
-            Changed(pk, slug, DELETED)
-            for pk, slug in queryset.order_by("id").values_list("id", "slug")
-        ]
+        rows = queryset.order_by("id").values_list("id", "slug")
+        tombstones = [Changed(pk, slug, DELETED) for pk, slug in rows]
         super().delete_queryset(request, queryset)
         startups_change_record(tombstones)
 

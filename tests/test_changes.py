@@ -334,3 +334,18 @@ def test_sequence_numbers_are_committed_in_order():
     two.join(10)
     ids = dict(Change.objects.values_list("slug", "id"))
     assert ids["first"] < ids["second"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_admin_bulk_delete_records_tombstones_outside_a_test_transaction(client):
+    """The changelist's delete action runs in no transaction of its own (unlike the forms):
+    the tombstones must still be written with the deletion, not refused."""
+    ids = [make_startup(slug=slug).pk for slug in ("b-1", "b-2")]
+    admin_client(client)
+    data = {"action": "delete_selected", "_selected_action": ids, "post": "yes"}
+    assert client.post("/admin/startups/startup/", data).status_code == 302
+    assert not Startup.objects.filter(pk__in=ids).exists()
+    assert list(Change.objects.values_list("kind", "slug")) == [
+        ("deleted", "b-1"),
+        ("deleted", "b-2"),
+    ]
