@@ -87,9 +87,20 @@ ROUTE_DOCS = {
         "q (text in name, category, description), category (partial match), onSale (true/false), "
         "minMrr, maxMrr (USD, inclusive), verified (true/false), website (a domain), country, "
         "updatedSince (ISO 8601), fields (sparse fieldset), cursor (meta.nextCursor of the "
-        "previous page; sort=updated-desc is the change feed). Each item's revenue {mrr, arr, "
-        "verified, lastSyncedAt, growth30d} tells verified figures from self-reported ones. "
-        "Invalid parameters are never errors; meta.warnings names them.",
+        "previous page; one the server did not issue is 400 invalid_cursor). Each item's "
+        "revenue {mrr, arr, verified, lastSyncedAt, growth30d} tells verified figures from "
+        "self-reported ones; profileUrl is the page to credit. Invalid parameters are never "
+        "errors; meta.warnings names them.",
+    ),
+    "change-feed": RouteDoc(
+        REST,
+        "Change feed",
+        "GET",
+        "Every visible change to a startup, oldest first, resumable: `{data: [{sequence, kind, "
+        "slug, fields, changedAt, startup}], meta: {nextCursor, hasMore}}`. kind created or "
+        "updated: upsert startup (the list item now); deleted or unpublished: tombstone, remove "
+        "slug. Send meta.nextCursor back as cursor (always set); at least once; entries kept 90 "
+        "days (410 cursor_expired before that).",
     ),
     "category-list": RouteDoc(
         REST,

@@ -15,7 +15,7 @@ from datetime import UTC, date, datetime
 from django.db import connection, models, transaction
 from django.utils import timezone
 
-from openstartup import readcache
+from startups.changes import loaded_changes, slugs_present, startups_change_record
 from startups.demo import build_demo, earlier_snapshot_rows, refresh_planner_statistics
 from startups.freshness import METHODOLOGY_VERSION
 from startups.history import GROWTH_DAYS, growth_ratio
@@ -165,6 +165,7 @@ def seed(count: int) -> int:
     founders, socials = _by_slug(rows.founders), _by_slug(rows.socials)
     with transaction.atomic():
         _skip_foreign_key_checks()
+        replaced = slugs_present([row["slug"] for row in rows.startups])
         _delete([row["slug"] for row in rows.startups])
         for start in range(0, len(rows.startups), CHUNK):
             chunk = rows.startups[start : start + CHUNK]
@@ -178,7 +179,7 @@ def seed(count: int) -> int:
                 now=now,
                 today=today,
             )
-        readcache.bump("data")
+        startups_change_record(loaded_changes(rows.startups, replaced=replaced), now=now)
     refresh_planner_statistics()
     return len(rows.startups)
 

@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from accounts.models import User
 from founders.models import PendingChange, ReportedRevenue
-from openstartup import readcache
+from startups.changes import change_of, startups_change_record
 from startups.models import Startup
 from verification.selectors import startup_revenue_is_locked
 
@@ -81,7 +81,7 @@ def pending_changes_approve(
     """Publish each pending change: the figure (and the startup, if it was held at creation),
     or the new name and website. Returns how many were approved."""
     now = now or timezone.now()
-    approved = 0
+    touched: list[int] = []
     for change in changes.filter(status=Status.PENDING).select_related("startup"):
         startup = change.startup
         if change.kind == Kind.MRR:
@@ -92,9 +92,9 @@ def pending_changes_approve(
             )
         held_startup_publish(change)
         PendingChange.objects.filter(pk=change.pk).update(status=Status.APPROVED, decided_at=now)
-        approved += 1
-    readcache.bump("data")
-    return approved
+        touched.append(startup.pk)
+    _record(touched)
+    return len(touched)
 
 
 @transaction.atomic
@@ -103,10 +103,20 @@ def pending_changes_reject(*, changes: QuerySet[PendingChange], now: datetime | 
     startup held at creation is published without the refused figure (its MRR unknown);
     operators unpublish a bogus startup itself in the startup admin."""
     now = now or timezone.now()
-    rejected = 0
+    touched: list[int] = []
     for change in changes.filter(status=Status.PENDING):
         held_startup_publish(change)
         PendingChange.objects.filter(pk=change.pk).update(status=Status.REJECTED, decided_at=now)
-        rejected += 1
-    readcache.bump("data")
-    return rejected
+        touched.append(change.startup_id)
+    _record(touched)
+    return len(touched)
+
+
+def _record(startup_ids: list[int]) -> None:
+    """One Change row per startup an operator's decision touched, as it now reads (a figure,
+    a name or website, or the startup published), in the decision's transaction."""
+    startups = Startup.objects.filter(pk__in=startup_ids)
+    startups_change_record(
+        change_of(startup, fields=["name", "website", "revenue.mrr", "revenue.arr", "isPublished"])
+        for startup in startups
+    )

@@ -23,7 +23,13 @@ from founders.reviews import (
     pending_of,
     reported_mrr_apply,
 )
-from openstartup import readcache
+from startups.changes import (
+    CREATED,
+    api_fields,
+    change_of,
+    startup_change_record,
+    startups_change_record,
+)
 from startups.models import Startup
 from verification.keycheck import KeyRefused, key_check, provider_api_base
 from verification.models import ProviderConnection
@@ -125,7 +131,7 @@ def startup_create(*, owner: User, profile: dict, mrr: int | None) -> Startup:
     ReportedRevenue.objects.create(startup=startup, mrr=public_mrr)
     if held:
         pending_change_hold(startup=startup, account=owner, kind=Kind.MRR, mrr=mrr, publishes=True)
-    readcache.bump("data")
+    startup_change_record(startup=startup, kind=CREATED)
     return startup
 
 
@@ -166,8 +172,8 @@ def startup_update(*, startup: Startup, profile: dict, mrr: int | None) -> Start
         reported_mrr_apply(startup, mrr)
         if withdrawn is not None:
             held_startup_publish(withdrawn)
-    readcache.bump("data")
     startup.refresh_from_db()
+    startup_change_record(startup=startup, fields=api_fields([*fields, "mrr", "arr"]))
     return startup
 
 
@@ -199,7 +205,7 @@ def claims_approve(*, claims: QuerySet[StartupClaim], now: datetime | None = Non
     pending claims on that startup are rejected. A claim whose account has not confirmed its
     e-mail address is never approved (it stays pending). Returns how many were approved."""
     now = now or timezone.now()
-    approved = 0
+    approved: list[Startup] = []
     pending = claims.filter(status=StartupClaim.Status.PENDING)
     for claim in pending.filter(account__email_confirmed_at__isnull=False).select_related(
         "startup"
@@ -210,15 +216,15 @@ def claims_approve(*, claims: QuerySet[StartupClaim], now: datetime | None = Non
         status = StartupClaim.Status.APPROVED if taken else StartupClaim.Status.REJECTED
         StartupClaim.objects.filter(pk=claim.pk).update(status=status, decided_at=now)
         if taken:
-            approved += 1
+            approved.append(claim.startup)
             StartupClaim.objects.filter(
                 startup_id=claim.startup_id, status=StartupClaim.Status.PENDING
             ).update(status=StartupClaim.Status.REJECTED, decided_at=now)
             ReportedRevenue.objects.get_or_create(
                 startup_id=claim.startup_id, defaults={"mrr": claim.startup.mrr}
             )
-    readcache.bump("data")
-    return approved
+    startups_change_record(change_of(startup, fields=["owner"]) for startup in approved)
+    return len(approved)
 
 
 def claims_reject(*, claims: QuerySet[StartupClaim], now: datetime | None = None) -> int:
@@ -332,5 +338,5 @@ def startup_disconnect(*, startup: Startup) -> bool:
     reported = ReportedRevenue.objects.filter(startup=startup).first()
     mrr = reported.mrr if reported else None
     Startup.objects.filter(pk=startup.pk).update(**_headline(mrr), currency="USD")
-    readcache.bump("data")
+    startup_change_record(startup=startup, fields=["revenue", "verification"])
     return was_connected

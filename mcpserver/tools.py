@@ -25,6 +25,19 @@ from mcpserver.arguments import (
     WholeDollars,
     input_schema,
 )
+from mcpserver.bounds import (
+    COMPACT_DAYS,
+    COMPACT_DESCRIPTION,
+    COMPACT_ITEMS,
+    DETAIL_DESCRIPTION,
+    MAX_RESULT_CHARS,
+    PROFILE_DESCRIPTION,
+    STRUCTURED_BUDGET,
+    TRUNCATED_PROPERTIES,
+    bounded,
+    cut,
+    result_chars,
+)
 from openstartup import readcache
 from openstartup.formats import site_url
 from startups.history import revenue_history
@@ -73,16 +86,22 @@ def output_schema(field: serializers.Field) -> dict:
     return schema
 
 
+def with_truncation(schema: dict) -> dict:
+    """`schema` plus the optional `truncated` and `note` a cut answer carries."""
+    return {**schema, "properties": {**schema["properties"], **TRUNCATED_PROPERTIES}}
+
+
 MATCHES_SCHEMA = {
     "type": "object",
     "properties": {
         "count": {"type": "integer", "minimum": 0},
         "startups": output_schema(AiMatchSerializer(many=True)),
+        **TRUNCATED_PROPERTIES,
     },
     "required": ["count", "startups"],
     "additionalProperties": False,
 }
-PROFILE_SCHEMA = output_schema(AiProfileSerializer())
+PROFILE_SCHEMA = with_truncation(output_schema(AiProfileSerializer()))
 
 
 # --- Arguments and handlers. ---
@@ -92,6 +111,16 @@ def _slug_word(kind: str, example: str) -> str:
     return (
         f"{kind}, a slug-style word such as '{example}'; case and spacing are ignored "
         f"('{example.replace('-', ' ').title()}' matches too)."
+    )
+
+
+def _detail() -> StrictBoolean:
+    return StrictBoolean(
+        required=False,
+        default=False,
+        help_text="false (default): compact answer (descriptions shortened, long lists and "
+        "histories cut); true: more of each. Every answer stays under 25,000 tokens either way; "
+        "a cut answer says so with truncated: true.",
     )
 
 
@@ -108,24 +137,29 @@ class SearchArguments(ToolArguments):
         "false: only those whose owner is not.",
     )
     limit = LimitField()
+    detail = _detail()
 
 
 class SlugArguments(ToolArguments):
     slug = StrictText(help_text="The startup's slug, as returned in search results.")
+    detail = _detail()
 
 
 class LimitArguments(ToolArguments):
     limit = LimitField()
+    detail = _detail()
 
 
 class CategoryArguments(ToolArguments):
     category = StrictText(help_text=_slug_word("Category", "marketing"))
     limit = LimitField()
+    detail = _detail()
 
 
 class IndustryArguments(ToolArguments):
     industry = StrictText(help_text=_slug_word("Industry", "software"))
     limit = LimitField()
+    detail = _detail()
 
 
 class HistoryArguments(ToolArguments):
@@ -137,6 +171,7 @@ class HistoryArguments(ToolArguments):
     to = StrictDate(
         required=False, help_text="Last UTC day to include, YYYY-MM-DD (default: the latest)."
     )
+    detail = _detail()
 
     def validate(self, attrs: dict) -> dict:
         start, end = attrs.get("from"), attrs.get("to")
@@ -160,6 +195,7 @@ class RevenueArguments(ToolArguments):
         rounding="down", required=False, help_text="Highest MRR in US dollars, inclusive."
     )
     limit = LimitField()
+    detail = _detail()
 
     def validate(self, attrs: dict) -> dict:
         low, high = attrs.get("min_mrr"), attrs.get("max_mrr")
@@ -172,9 +208,12 @@ class RevenueArguments(ToolArguments):
 _DB = readcache.PRIMARY
 
 
-def _matches(request: HttpRequest, **filters: Any) -> dict:
+def _matches(request: HttpRequest, *, detail: bool = False, **filters: Any) -> dict:
     startups = ai_startup_list(**filters, db=_DB)
     data = AiMatchSerializer(startups, many=True, context={"request": request}).data
+    length = DETAIL_DESCRIPTION if detail else COMPACT_DESCRIPTION
+    for match in data:
+        match["description"] = cut(match["description"], length)
     return {"count": len(data), "startups": data}
 
 
@@ -189,19 +228,24 @@ def _get_startup(request: HttpRequest, args: dict) -> dict:
             f"No AI-enabled startup has slug '{args['slug']}'. "
             "Call search_startups to find valid slugs."
         )
-    return AiProfileSerializer(startup, context={"request": request}).data
+    profile = AiProfileSerializer(startup, context={"request": request}).data
+    if not args["detail"]:
+        profile["description"] = cut(profile["description"], PROFILE_DESCRIPTION)
+        for name in ("founders", "technologies"):
+            profile[name] = profile[name][:COMPACT_ITEMS]
+    return profile
 
 
 def _find_verified(request: HttpRequest, args: dict) -> dict:
-    return _matches(request, verified=True, limit=args["limit"])
+    return _matches(request, verified=True, limit=args["limit"], detail=args["detail"])
 
 
 def _by_category(request: HttpRequest, args: dict) -> dict:
-    return _matches(request, category=args["category"], limit=args["limit"])
+    return _matches(request, category=args["category"], limit=args["limit"], detail=args["detail"])
 
 
 def _by_industry(request: HttpRequest, args: dict) -> dict:
-    return _matches(request, industry=args["industry"], limit=args["limit"])
+    return _matches(request, industry=args["industry"], limit=args["limit"], detail=args["detail"])
 
 
 def _history(request: HttpRequest, args: dict) -> dict:
@@ -212,7 +256,12 @@ def _history(request: HttpRequest, args: dict) -> dict:
             "Call search_startups to find valid slugs."
         )
     days = list(revenue_history(startup=startup, start=args.get("from"), end=args.get("to")))
-    return HistorySerializer({"slug": startup.slug, "count": len(days), "history": days}).data
+    kept = days if args["detail"] else days[-COMPACT_DAYS:]
+    answer = HistorySerializer({"slug": startup.slug, "count": len(kept), "history": kept}).data
+    if len(kept) < len(days):
+        note = f"The newest {len(kept)} of {len(days)} days; detail: true or from/to for more."
+        answer = {**answer, "truncated": True, "note": note}
+    return answer
 
 
 def _by_revenue(request: HttpRequest, args: dict) -> dict:
@@ -246,9 +295,10 @@ class Tool:
 
 
 _LIST_NOTE = (
-    " Returns {count, startups[]} with name, slug, description, category, industry, website, "
-    "profile_url, api_url, verified (owner account verified) and revenue {mrr, arr, currency, "
-    "verified} in whole US dollars; null means unknown. Highest MRR first."
+    " Returns {count, startups[]} with name, slug, description (shortened unless detail: "
+    "true), category, industry, website, profile_url, api_url, verified (owner account "
+    "verified) and revenue {mrr, arr, currency, verified} in whole US dollars; null means "
+    "unknown. Highest MRR first. Credit profile_url where the data is shown."
 )
 
 TOOLS: dict[str, Tool] = {
@@ -319,7 +369,7 @@ TOOLS: dict[str, Tool] = {
             "startup without verified revenue has an empty history.",
             arguments=HistoryArguments,
             handler=_history,
-            output_schema=output_schema(HistorySerializer()),
+            output_schema=with_truncation(output_schema(HistorySerializer())),
         ),
     ]
 }
@@ -354,10 +404,14 @@ def call_tool(name: str, arguments: Any, *, request: HttpRequest) -> dict:
         return _text_result(_error_text(args.errors), is_error=True)
 
     def build() -> dict:
-        structured = tool.handler(request, dict(args.validated_data))
-        result = _text_result(orjson.dumps(structured).decode(), is_error=False)
-        result["structuredContent"] = structured
-        return result
+        structured, budget = tool.handler(request, dict(args.validated_data)), STRUCTURED_BUDGET
+        while True:  # under MAX_RESULT_CHARS whole (mcpserver/bounds.py)
+            structured = bounded(structured, budget)
+            result = _text_result(orjson.dumps(structured).decode(), is_error=False)
+            result["structuredContent"] = structured
+            if result_chars(result) <= MAX_RESULT_CHARS or budget < 1000:
+                return result
+            budget //= 2
 
     # The same answer for every caller of the same tool and arguments on this site, kept as
     # the /api/ai answers are (JSON bytes under the data token): a write shows on the next

@@ -41,6 +41,26 @@ class ProRequired(ApiError):
     message = "This endpoint is part of the Pro plan."
 
 
+class InvalidCursor(ApiError):
+    """A cursor the server did not issue, or one cut or edited: a token, not a filter, so it
+    is refused rather than ignored (a sync loop would otherwise start over)."""
+
+    code = "invalid_cursor"
+    message = (
+        "This cursor was not issued by this server or was changed: send `meta.nextCursor` "
+        "exactly as received, or leave `cursor` out to start from the beginning."
+    )
+
+
+class CursorExpired(ApiError):
+    status_code = status.HTTP_410_GONE
+    code = "cursor_expired"
+    message = (
+        "Changes after this cursor were pruned (the feed keeps them for CHANGE_RETENTION_DAYS): "
+        "read the feed again from the start, without `cursor`, and replace your copy."
+    )
+
+
 class InvalidApiKey(ApiError):
     status_code = status.HTTP_401_UNAUTHORIZED
     code = "invalid_api_key"

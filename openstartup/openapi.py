@@ -184,6 +184,8 @@ AI_REQUEST_HEADERS = [
 RATE_LIMITED = "429 rate_limited"
 PRO_REQUIRED = "403 pro_required"
 INVALID_PARAMETER = "400 invalid_parameter"
+INVALID_CURSOR = "400 invalid_cursor"
+CURSOR_EXPIRED = "410 cursor_expired"
 _ERRORS = {
     400: (
         "invalid_request",
@@ -200,6 +202,16 @@ _ERRORS = {
         "email_not_confirmed",
         "The key is good, but its account has not confirmed its e-mail address yet (the link "
         "in the confirmation e-mail; the dashboard sends a new one).",
+    ),
+    INVALID_CURSOR: (
+        "invalid_cursor",
+        "`cursor` is not one this server issued (forged, edited or cut short): send "
+        "`meta.nextCursor` exactly as received, or leave `cursor` out to start over.",
+    ),
+    CURSOR_EXPIRED: (
+        "cursor_expired",
+        "Entries after this cursor were pruned (kept 90 days): read the feed again from the "
+        "start, without `cursor`, and replace your copy.",
     ),
     PRO_REQUIRED: (
         "pro_required",

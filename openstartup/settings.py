@@ -188,6 +188,9 @@ QUOTA_HOLD_SECONDS = env_int("QUOTA_HOLD_SECONDS", 120)
 # by generation tokens in the database (openstartup/readcache.py); also the longest an unchanged
 # copy is kept. 0 turns copies off (and shared entries then only age out).
 READ_CACHE_SECONDS = env_int("READ_CACHE_SECONDS", 300)
+# How long the change feed keeps its entries, tombstones included (startups/feed.py); the refresh
+# worker prunes older ones. A consumer must read the feed at least this often.
+CHANGE_RETENTION_DAYS = env_int("CHANGE_RETENTION_DAYS", 90)
 # Each process keeps the data generation token in memory, current through PostgreSQL's
 # LISTEN/NOTIFY, so a cached anonymous answer sends no query (openstartup/tokenwatch.py).
 # PostgreSQL only, never behind PGBOUNCER_TRANSACTION_MODE; 0 reads the token on every request.

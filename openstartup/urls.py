@@ -8,7 +8,7 @@ from aisurface import views as ai_views
 from mcpserver import views as mcp_views
 from openstartup import health
 from openstartup.converters import AnyTextConverter
-from startups import pages
+from startups import feed_views, pages
 from startups import views as startup_views
 from transparency import views as log_views
 
@@ -54,6 +54,7 @@ urlpatterns = [
         startup_views.StartupDetailView.as_view(),
         name="startup-detail",
     ),
+    re_path(r"^api/v1/changes/?$", feed_views.ChangeFeedView.as_view(), name="change-feed"),
     re_path(
         r"^api/v1/categories/?$", startup_views.CategoryListView.as_view(), name="category-list"
     ),

@@ -1,9 +1,16 @@
 from django.contrib import admin
-from django.db import models
+from django.db import models, transaction
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
-from openstartup import readcache
+from startups.changes import (
+    CREATED,
+    DELETED,
+    Changed,
+    api_fields,
+    change_of,
+    startups_change_record,
+)
 from startups.models import Founder, MonthlyRevenue, RevenueSnapshot, Social, Startup, Verification
 from verification.selectors import startup_revenue_is_locked
 
@@ -20,25 +27,44 @@ class SocialInline(admin.TabularInline):
     extra = 0
 
 
-class MarksDataChanged:
-    """Deletions (of a startup, or of founders and socials in its inlines) send no signal we
-    listen to (openstartup/readcache.py), so the admin marks the copies stale itself."""
-
-    def delete_model(self, request: HttpRequest, obj: models.Model) -> None:
-        super().delete_model(request, obj)
-        readcache.bump("data")
-
-    def delete_queryset(self, request: HttpRequest, queryset: QuerySet) -> None:
-        super().delete_queryset(request, queryset)
-        readcache.bump("data")
+class RecordsChanges:
+    """An operator's edits, publishing, unpublishing and deletions are visible writes: each
+    is recorded in the change sequence (startups/changes.py), in the admin's transaction."""
 
     def save_related(self, request: HttpRequest, form, formsets, change: bool) -> None:
         super().save_related(request, form, formsets, change)
-        readcache.bump("data")
+        startup = form.instance
+        # Only what really differs (the admin flags JSON fields it re-rendered as changed).
+        edited = [n for n in form.changed_data if form.initial.get(n) != form.cleaned_data.get(n)]
+        fields = api_fields(edited)
+        fields += [formset.prefix for formset in formsets if formset.has_changed()]
+        old_slug = form.initial.get("slug")
+        changes = []
+        if change and old_slug and old_slug != startup.slug:
+            # Consumers key startups by slug: the old one is gone, the new one is new.
+            changes += [Changed(startup.pk, old_slug, DELETED), change_of(startup, kind=CREATED)]
+        elif not change:
+            changes.append(change_of(startup, kind=CREATED))
+        elif fields:
+            changes.append(change_of(startup, fields=fields))
+        startups_change_record(changes)
+
+    @transaction.atomic
+    def delete_model(self, request: HttpRequest, obj: models.Model) -> None:
+        tombstone = Changed(obj.pk, obj.slug, DELETED)
+        super().delete_model(request, obj)
+        startups_change_record([tombstone])
+
+    @transaction.atomic  # the changelist's bulk delete action runs outside one
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet) -> None:
+        rows = queryset.order_by("id").values_list("id", "slug")
+        tombstones = [Changed(pk, slug, DELETED) for pk, slug in rows]
+        super().delete_queryset(request, queryset)
+        startups_change_record(tombstones)
 
 
 @admin.register(Startup)
-class StartupAdmin(MarksDataChanged, admin.ModelAdmin):
+class StartupAdmin(RecordsChanges, admin.ModelAdmin):
     list_display = ("name", "slug", "category", "mrr", "on_sale", "is_published", "owner")
     list_filter = ("is_published", "on_sale", "ai_addon_active", "category")
     search_fields = ("name", "slug", "category", "description")

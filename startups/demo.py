@@ -17,6 +17,7 @@ from django.utils import timezone
 from django.utils.text import slugify
 
 from openstartup import readcache
+from startups.changes import loaded_changes, slugs_present, startups_change_record
 from startups.models import Founder, RevenueSnapshot, Social, Startup
 from verification import crypto
 from verification.models import ProviderConnection
@@ -385,6 +386,7 @@ def seed_demo(
     rows = build_demo(count, today=now.astimezone(UTC).date())
     with transaction.atomic():  # one commit: readers see the old set or the new one
         say(f"inserting {len(rows.startups)} startups, their founders and links")
+        replaced = slugs_present([startup["slug"] for startup in rows.startups])
         loaded = _load(rows, now=now)
         connections = ProviderConnection.objects.filter(
             provider=demo_provider.NAME, startup__slug__in=[slug for slug, _ in rows.connections]
@@ -392,7 +394,7 @@ def seed_demo(
         say(f"syncing {len(rows.connections)} demo connections")
         for connection in connections:
             revenue_sync(connection=connection, now=now)
-        readcache.bump("data")  # bulk inserts send no model signals
+        startups_change_record(loaded_changes(rows.startups, replaced=replaced), now=now)
     return loaded
 
 

@@ -10,7 +10,7 @@ from datetime import UTC, date, datetime, timedelta
 from django.db import transaction
 from django.db.models import QuerySet
 
-from openstartup import readcache
+from startups.changes import startup_change_record
 from startups.models import RevenueSnapshot, Startup, Verification
 
 GROWTH_DAYS = 30
@@ -46,22 +46,24 @@ def revenue_snapshot_record(*, startup: Startup, now: datetime) -> RevenueSnapsh
     if verification is None:
         return None
     day = now.astimezone(UTC).date()
-    snapshot, _ = RevenueSnapshot.objects.update_or_create(
-        startup=startup,
-        date=day,
-        defaults={
-            "provider": verification.provider,
-            "mrr": verification.mrr,
-            "arr": verification.arr,
-            "customers": verification.customers,
-            "last_30_days": verification.last_30_days,
-            "total_revenue": verification.total_revenue,
-            "synced_at": now,
-        },
-    )
-    Startup.objects.filter(pk=startup.pk).update(growth_30d=growth_30d_of(startup=startup))
-    readcache.bump("data")  # update() sends no model signals
-    return snapshot
+    figures = {
+        "provider": verification.provider,
+        "mrr": verification.mrr,
+        "arr": verification.arr,
+        "customers": verification.customers,
+        "last_30_days": verification.last_30_days,
+        "total_revenue": verification.total_revenue,
+        "synced_at": now,
+    }
+    # Queryset writes (no model signals): a day's snapshot is not a change of the startup.
+    if not RevenueSnapshot.objects.filter(startup=startup, date=day).update(**figures):
+        RevenueSnapshot.objects.bulk_create([RevenueSnapshot(startup=startup, date=day, **figures)])
+    growth = growth_30d_of(startup=startup)
+    stored = Startup.objects.filter(pk=startup.pk).values_list("growth_30d", flat=True).first()
+    if stored != growth:
+        Startup.objects.filter(pk=startup.pk).update(growth_30d=growth)
+        startup_change_record(startup=startup, fields=["revenue.growth30d"], now=now)
+    return RevenueSnapshot.objects.get(startup=startup, date=day)
 
 
 def revenue_history(

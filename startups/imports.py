@@ -12,7 +12,7 @@ from django.db import transaction
 from django.utils.text import slugify
 from rest_framework import serializers
 
-from openstartup import readcache
+from startups.changes import CREATED, UPDATED, change_of, startups_change_record
 from startups.models import Founder, Social, Startup, Verification
 
 
@@ -132,6 +132,7 @@ def startups_import(*, path: Path) -> ImportResult:
 @transaction.atomic
 def _write(records: list[dict]) -> ImportResult:
     created = updated = 0
+    changes = []
     for data in records:
         revenue = data.get("revenue") or {"mrr": None, "arr": None, "currency": "USD"}
         founders = data["founders"]
@@ -161,6 +162,7 @@ def _write(records: list[dict]) -> ImportResult:
         )
         created += was_created
         updated += not was_created
+        changes.append(change_of(startup, kind=CREATED if was_created else UPDATED))
         # Imported figures are self-reported: an old verification no longer describes them.
         Verification.objects.filter(startup=startup).delete()
         startup.founders.all().delete()
@@ -169,5 +171,5 @@ def _write(records: list[dict]) -> ImportResult:
             Founder(startup=startup, position=i, **founder) for i, founder in enumerate(founders)
         )
         Social.objects.bulk_create(Social(startup=startup, **social) for social in data["socials"])
-    readcache.bump("data")  # bulk writes send no model signals
+    startups_change_record(changes)
     return ImportResult(created=created, updated=updated)

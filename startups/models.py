@@ -206,3 +206,34 @@ class RevenueSnapshot(SyncedFigures):
 
     def __str__(self) -> str:
         return f"{self.startup} {self.date:%Y-%m-%d}"
+
+
+class Change(models.Model):
+    """One entry of the change sequence: a visible write to one startup (startups/changes.py).
+
+    Written in the same transaction as the write it describes, in commit order (the id is the
+    sequence a consumer checkpoints on). No foreign key: a deleted startup's tombstone stays.
+    """
+
+    class Kind(models.TextChoices):
+        CREATED = "created"
+        UPDATED = "updated"
+        DELETED = "deleted"
+        UNPUBLISHED = "unpublished"
+
+    id = models.BigAutoField(primary_key=True)
+    startup_id = models.BigIntegerField()
+    slug = models.CharField(max_length=200)
+    kind = models.CharField(max_length=12, choices=Kind.choices)
+    # What changed, as the API names it (camelCase, dotted: "revenue.mrr"); [] = not itemised.
+    fields = models.JSONField(default=list, blank=True)
+    at = models.DateTimeField()
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["startup_id", "id"], name="change_startup"),
+            models.Index(fields=["at"], name="change_at"),
+        ]
+
+    def __str__(self) -> str:
+        return f"#{self.id} {self.kind} {self.slug}"

@@ -1,6 +1,5 @@
 """All reads of the dataset. REST, AI and MCP call these; none writes its own query."""
 
-import base64
 import math
 import re
 from collections.abc import Iterator
@@ -17,6 +16,7 @@ from django.db.models.lookups import IsNull
 from django.utils import timezone
 from django.utils.text import slugify
 
+from openstartup.cursors import cursor_open, cursor_seal
 from startups.models import Founder, MonthlyRevenue, Social, Startup, Verification
 
 Sort = Literal["mrr-desc", "mrr-asc", "name-asc", "name-desc", "growth-desc", "updated-desc"]
@@ -178,13 +178,15 @@ def encode_cursor(after: After) -> str:
     # Full precision: a timestamp cut to milliseconds would skip rows changed in the same one.
     updated = after.updated_at.isoformat() if after.updated_at else None
     raw = orjson.dumps([after.sort, after.slug, after.name, after.mrr, updated, after.growth])
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+    return cursor_seal("list", raw)
 
 
 def decode_cursor(cursor: str) -> After | None:
     """The cursor's position, or None when it is not one this API made."""
+    raw = cursor_open("list", cursor)
+    if raw is None:
+        return None
     try:
-        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
         sort, slug, name, mrr, updated, growth = orjson.loads(raw)
         if sort not in SORT_ORDERS or not isinstance(slug, str) or not isinstance(name, str):
             return None

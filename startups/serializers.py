@@ -19,6 +19,8 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from rest_framework import serializers
 
+from openstartup.cursors import cursor_sent
+from openstartup.errors import InvalidCursor
 from openstartup.formats import iso_month, iso_timestamp, site_url
 from quota.plans import FREE, PRO
 from startups.filters import (
@@ -104,8 +106,8 @@ class StartupFilterSerializer(LenientQuery):
         help_text="Cursor paging: `meta.nextCursor` of the previous page. The next page starts "
         "after the last startup that page showed, in the same order (the cursor carries its "
         "`sort`), so rows inserted or moved meanwhile never make others repeat or go missing. "
-        "`page` is ignored with a cursor; an invalid cursor is ignored (first page) with a "
-        "warning.",
+        "`page` is ignored with a cursor. A cursor is a token, not a filter: one this server "
+        "did not issue (forged, edited, cut short) is refused with `400 invalid_cursor`.",
     )
     website = LenientDomain(
         help_text="A domain (`acme.com`) or address: startups whose website is on that domain or "
@@ -144,7 +146,11 @@ class StartupFilterSerializer(LenientQuery):
         )
 
     def after(self) -> After | None:
-        return self.validated_data.get("cursor")
+        """The cursor's place; a cursor sent but not issued here is `400 invalid_cursor`."""
+        after = self.validated_data.get("cursor")
+        if after is None and cursor_sent(self.initial_data):
+            raise InvalidCursor()
+        return after
 
     def warnings(self) -> list[str]:
         """What this request sent that was ignored (meta.warnings): unknown parameters and
@@ -336,6 +342,7 @@ class StartupListSerializer(serializers.Serializer):
         "MRR.",
     )
     updated_at = timestamp(help_text="When the startup's data last changed (change feed).")
+    profile_url = text(help_text="Public profile page; credit it where the data is shown.")
 
     def to_representation(self, startup: Startup) -> dict:
         # The list's rows carry `synced_at` (selectors.with_synced_at); others read the relation.
@@ -360,6 +367,7 @@ class StartupListSerializer(serializers.Serializer):
             "on_sale": startup.on_sale,
             "rank": getattr(startup, "rank", None),
             "updated_at": iso_timestamp(startup.updated_at),
+            "profile_url": profile_url(startup, self.context.get("request")),
         }
 
 

@@ -21,6 +21,7 @@ from rest_framework.views import APIView
 from openstartup.errors import NotFound, ProRequired
 from openstartup.openapi import (
     CONTENT_ENCODING,
+    INVALID_CURSOR,
     LINK,
     PRO_REQUIRED,
     REST_RESPONSE_HEADERS,
@@ -82,6 +83,7 @@ _LIST_EXAMPLE = {
             "on_sale": False,
             "rank": 1,
             "updated_at": "2026-11-20T09:30:00.000Z",
+            "profile_url": "https://openstartup.example/startups/acme-analytics",
         }
     ],
     "meta": {
@@ -166,7 +168,7 @@ class StartupListView(RestView):
         parameters=(StartupFilterSerializer,),
         headers=(LINK,),
         ok=StartupPageSerializer,
-        errors=(400, 401, 403, 405, 429, 500),
+        errors=(400, INVALID_CURSOR, 401, 403, 405, 429, 500),
         examples=[OpenApiExample("A page", value=_LIST_EXAMPLE, response_only=True)],
     )
     def get(self, request: Request) -> Response:
@@ -187,7 +189,7 @@ class StartupListView(RestView):
                 filters=filters, offset=paging.offset, limit=reservation.granted, after=paging.after
             )
             reservation.use(len(result.startups))
-        data = StartupListSerializer(result.startups, many=True).data
+        data = StartupListSerializer(result.startups, many=True, context={"request": request}).data
         if selected is not None:
             data = [sparse(item, selected) for item in camelize(data)]
         return paginated_response(
@@ -410,7 +412,8 @@ class StartupExportView(RestView):
             nonlocal served
             for startup in startup_export(filters=filters):
                 served += 1
-                yield sparse(camelize(StartupListSerializer(startup).data), selected)
+                item = StartupListSerializer(startup, context={"request": request}).data
+                yield sparse(camelize(item), selected)
 
         def trailer() -> dict:
             meta = {"count": served}

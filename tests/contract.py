@@ -24,6 +24,7 @@ DOCUMENTED_PATHS = {
     "/api/v1/startups/{slug}/history",
     "/api/v1/startups/{slug}/attestation",
     "/api/v1/categories",
+    "/api/v1/changes",
     "/api/v1/exports/startups.ndjson",
     "/api/v1/log/tree-head",
     "/api/v1/log/entries",

@@ -223,6 +223,7 @@ def test_required_arguments_are_declared(client):
         "industry": "string",
         "verified": "boolean",
         "limit": "integer",
+        "detail": "boolean",
     }
     revenue = tools["search_by_revenue"]["inputSchema"]["properties"]
     assert revenue["min_mrr"]["type"] == revenue["max_mrr"]["type"] == "number"

@@ -13,7 +13,7 @@ pytestmark = pytest.mark.django_db
 
 LIST_ITEM_KEYS = {
     "name", "slug", "icon", "description", "website", "category", "founderName", "revenue",
-    "onSale", "rank", "updatedAt",
+    "onSale", "rank", "updatedAt", "profileUrl",
 }  # fmt: skip
 DETAIL_KEYS = {
     "name", "slug", "icon", "description", "website", "category", "businessType", "founded",
@@ -71,6 +71,8 @@ def test_list_items_carry_every_documented_key_with_nulls_not_omissions(client):
         "growth30d": None,
     }
     assert item["rank"] is None
+    # Attribution: the rules ask consumers to credit profileUrl wherever data is shown.
+    assert item["profileUrl"] == "http://testserver/startups/bare"
     quota = body["meta"].pop("quota")
     assert body["meta"] == {
         "total": 1, "page": 1, "limit": 10, "hasMore": False, "plan": "Free", "maxLimit": 10,

@@ -163,15 +163,20 @@ def test_cursor_pages_keep_rank_by_mrr_within_the_filtered_set(client, twelve):
     assert rest["meta"]["total"] == 13
 
 
-def test_a_cursor_keeps_its_sort_and_a_bad_cursor_is_a_warning(client, twelve):
+def test_a_cursor_keeps_its_sort_and_a_bad_cursor_is_refused(client, twelve):
     body = client.get("/api/v1/startups?limit=2&sort=name-desc").json()
     cursor = body["meta"]["nextCursor"]
     mixed = client.get("/api/v1/startups", {"cursor": cursor, "sort": "mrr-asc", "page": 3})
     assert slugs(mixed.json())[:2] == ["s09", "s08"]
     assert len(mixed.json()["meta"]["warnings"]) == 2
-    bad = client.get("/api/v1/startups", {"cursor": "not-a-cursor", "limit": 2}).json()
-    assert slugs(bad) == ["s00", "s01"] and bad["meta"]["page"] == 1
-    assert any("cursor" in warning for warning in bad["meta"]["warnings"])
+    # A cursor is a token, not a filter: one the server did not issue is refused (a sync loop
+    # that silently started over at page 1 would re-read everything or never end).
+    bad = client.get("/api/v1/startups", {"cursor": "not-a-cursor", "limit": 2})
+    assert bad.status_code == 400
+    assert bad.json()["error"]["code"] == "invalid_cursor"
+    # The other parameters stay lenient: garbage there is ignored with a warning.
+    lenient = client.get("/api/v1/startups", {"cursor": cursor, "limit": "x", "sort": "?"})
+    assert lenient.status_code == 200 and slugs(lenient.json())[0] == "s09"
 
 
 # --- lookups ------------------------------------------------------------------------------------
@@ -295,7 +300,8 @@ def test_the_export_streams_every_filtered_startup_then_the_count(client):
     assert any("bogus" in warning for warning in trailer["meta"]["warnings"])
     # rank: position by MRR within the filtered set (e239 has the most).
     assert items[-1]["rank"] == 1 and items[0]["rank"] == 120
-    assert set(items[0]) >= {"name", "slug", "revenue", "rank", "updatedAt"}
+    assert set(items[0]) >= {"name", "slug", "revenue", "rank", "updatedAt", "profileUrl"}
+    assert items[0]["profileUrl"] == "http://testserver/startups/e001"
 
 
 def test_the_export_is_gzipped_when_asked(client):

@@ -15,7 +15,7 @@ from django.db import DatabaseError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from openstartup import readcache
+from startups.changes import VERIFIED_FIGURES, startup_change_record, verified_figures_changes
 from startups.freshness import METHODOLOGY_VERSION
 from startups.history import revenue_snapshot_record
 from startups.models import MonthlyRevenue, Startup, Verification
@@ -433,6 +433,17 @@ def _write_figures(
     if not claimed:
         return False
     startup = connection.startup
+    changed = verified_figures_changes(
+        startup_id=startup.pk,
+        provider=provider_name,
+        figures={name: getattr(figures, name) for name in VERIFIED_FIGURES},
+        monthly=[(row.month, row.gross, row.refunds) for row in figures.monthly],
+        previous_status=connection.status,
+        now=now,
+    )
+    if not changed:  # nothing anyone sees changes: only the time of the sync is stamped
+        Verification.objects.filter(startup=startup).update(verified_at=now)
+        return True
     verification, _ = Verification.objects.update_or_create(
         startup=startup,
         defaults={
@@ -461,7 +472,7 @@ def _write_figures(
     Startup.objects.filter(pk=startup.pk).update(
         mrr=figures.mrr, arr=figures.arr, currency="USD", updated_at=now
     )
-    readcache.bump("data")  # bulk writes and update() send no model signals
+    startup_change_record(startup=startup, fields=changed, now=now)
     return True
 
 
@@ -471,10 +482,17 @@ def _sync_failed(
     """Record the failure, unless a sync whose fetch started later has already succeeded."""
     logger.warning("sync of %s failed (%s): %s", connection.startup.slug, status, error)
     newer_or_same = Q(fetch_started_at__isnull=True) | Q(fetch_started_at__lte=started)
-    if ProviderConnection.objects.filter(newer_or_same, pk=connection.pk).update(
-        status=status, last_attempt_at=now, last_error=error, updated_at=timezone.now()
-    ):
-        readcache.bump("data")  # every surface shows the status; update() sends no signal
+    with transaction.atomic():
+        updated = ProviderConnection.objects.filter(newer_or_same, pk=connection.pk).update(
+            status=status, last_attempt_at=now, last_error=error, updated_at=timezone.now()
+        )
+        # Every surface shows the status of a startup with verified figures.
+        if (
+            updated
+            and connection.status != status
+            and Verification.objects.filter(startup_id=connection.startup_id).exists()
+        ):
+            startup_change_record(startup=connection.startup, fields=["verification.status"])
     connection.refresh_from_db()
     return connection
 
@@ -500,6 +518,6 @@ def provider_connection_disconnect(*, startup: Startup) -> bool:
     deleted, _ = ProviderConnection.objects.filter(startup=startup).delete()
     Verification.objects.filter(startup=startup).delete()
     Startup.objects.filter(pk=startup.pk).update(mrr=None, arr=None)
-    readcache.bump("data")
+    startup_change_record(startup=startup, fields=["revenue", "verification"])
     logger.info("disconnected %s from its provider", startup.slug)
     return bool(deleted)

@@ -7,6 +7,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils import timezone
 from tqdm import tqdm
 
+from startups.feed import changes_prune
 from verification.models import ProviderConnection
 from verification.providers import PROVIDERS
 from verification.scheduling import connection_take, connections_due
@@ -54,6 +55,7 @@ class Command(BaseCommand):
         while True:
             try:
                 self.sync_due(slug=slug, every=every)
+                changes_prune()  # the change feed keeps CHANGE_RETENTION_DAYS
             except Exception:
                 # The loop outlives a bad round (the database restarting, say); the next retries.
                 logger.exception("sync round failed")

@@ -39,6 +39,7 @@ class Startup(_StartupBase, total=False):
     founderName: str | None
     revenue: ListRevenue
     rank: int | None
+    profileUrl: str  # credit it wherever the data is shown
 
 
 class Founder(TypedDict):
