@@ -32,6 +32,9 @@ from startups.serializers import (
     StartupFilterSerializer,
     StartupListSerializer,
 )
+from startups.trust import Trust, trust_by_id
+
+PREVIEW_SIZE = 5  # the landing page's top verified startups
 
 SORT_LABELS = {
     "mrr-desc": "MRR, highest first",
@@ -61,6 +64,13 @@ def _detail(request: HttpRequest, slug: str) -> dict:
     if startup is None:
         raise Http404("No such startup")
     return StartupDetailSerializer(startup, context={"request": request}).data
+
+
+def list_rows(startups: list) -> list[dict]:
+    """A page of list items (what the API serves) with each row's badge (`trust`)."""
+    trusts = trust_by_id([startup.id for startup in startups])
+    rows = StartupListSerializer(startups, many=True).data
+    return [{**row, "trust": trusts[s.id]} for row, s in zip(rows, startups, strict=True)]
 
 
 def api_examples(base: str) -> dict[str, str]:
@@ -127,7 +137,13 @@ def landing(request: HttpRequest) -> HttpResponse:
         profile = startup_profile_json(slug=top[0].slug, request=request)
         body = orjson.dumps({"data": orjson.loads(profile)}, option=orjson.OPT_INDENT_2)
         sample = {"slug": top[0].slug, "body": body.decode()}
-    context = {"counts": dataset_counts(), "sample": sample, **docs_context(request)}
+    verified = startup_page(filters=StartupFilters(verified=True), offset=0, limit=PREVIEW_SIZE)
+    context = {
+        "counts": dataset_counts(),
+        "sample": sample,
+        "preview": list_rows(verified.startups),
+        **docs_context(request),
+    }
     return render(request, "startups/landing.html", context)
 
 
@@ -158,7 +174,7 @@ def startup_browse(request: HttpRequest) -> HttpResponse:
         if value
     }
     context = {
-        "startups": StartupListSerializer(result.startups, many=True).data,
+        "startups": list_rows(result.startups),
         "total": result.total,
         "filters": filters,
         "sorts": [(value, SORT_LABELS[value]) for value in SORT_ORDERS],
@@ -181,7 +197,13 @@ def profile_page(request: HttpRequest, slug: str) -> HttpResponse:
     startup = _detail(request, slug)
     verification = startup["verification"]
     chart = revenue_chart(verification["monthly"]) if verification else None
-    return render(request, "startups/profile.html", {"startup": startup, "chart": chart})
+    trust = Trust()
+    if verification:
+        trust = Trust(
+            verification["provider"], verification["status"], verification["last_synced_at"]
+        )
+    context = {"startup": startup, "chart": chart, "trust": trust}
+    return render(request, "startups/profile.html", context)
 
 
 @public_page

@@ -35,8 +35,9 @@ from startups.filters import (
     LenientTimestamp,
 )
 from startups.freshness import STATUSES, last_synced_at, methodology_url, verification_status
-from startups.models import MonthlyRevenue, Startup, Verification
+from startups.models import Founder, MonthlyRevenue, Startup, Verification
 from startups.selectors import DEFAULT_SORT, SORT_ORDERS, After, StartupFilters
+from startups.trust import shown_founders
 
 MAX_PAGE = 1_000_000
 MAX_FIELDS = 500
@@ -449,6 +450,9 @@ class StartupDetailSerializer(Shape):
 
     def get_technologies(self, startup: Startup) -> list[str]:
         return list(startup.technologies or [])
+
+    def get_founders(self, startup: Startup) -> list[Founder]:
+        return shown_founders(startup)
 
     def get_verification(self, startup: Startup) -> Verification | None:
         return verification_of(startup)

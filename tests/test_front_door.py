@@ -156,7 +156,7 @@ def test_public_pages_spend_no_allowance_and_are_cached(
 
 def test_the_profile_shows_provider_last_sync_chart_founders_and_links(client, verified):
     html = client.get("/startups/acme-analytics").content.decode()
-    assert "Verified revenue" in html
+    assert "Verified · Stripe" in html
     assert "verified by <strong>Stripe</strong>, last synced 2026-11-01 12:30 UTC" in html
     assert html.count('<rect class="bar"') == 2
     assert "2026-10: $4,300" in html  # net = gross - refunds, in the bar's title

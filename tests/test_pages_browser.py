@@ -31,8 +31,10 @@ EMAIL = "phone-founder@example.com"
 NEW_PASSWORD = "a-fresh-long-passphrase-42"
 
 
+SCREENSHOTS = Path(__file__).resolve().parent / "screenshots"  # gitignored; look at them
 VIEWPORTS = {
     "desktop-light": ({"width": 1280, "height": 900}, "light"),
+    "desktop-dark": ({"width": 1280, "height": 900}, "dark"),
     "phone-light": ({"width": 390, "height": 844}, "light"),
     "phone-dark": ({"width": 390, "height": 844}, "dark"),
 }
@@ -73,6 +75,18 @@ def confirm_and_sign_in(page, base: str, email: str, mailoutbox) -> None:
     page.wait_for_url(f"{base}/dashboard/")
 
 
+def screenshot(page) -> None:
+    """The whole page as shown, kept under tests/screenshots/<viewport>/ (issue 36)."""
+    size = page.viewport_size
+    scheme = (
+        "dark" if page.evaluate("matchMedia('(prefers-color-scheme: dark)').matches") else "light"
+    )
+    name = re.sub(r"[^A-Za-z0-9]+", "-", page.url.split("//", 1)[1].split("/", 1)[1]).strip("-")
+    folder = SCREENSHOTS / f"{size['width']}-{scheme}"
+    folder.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(folder / f"{name or 'home'}.png"), full_page=True)
+
+
 def problems_on(page) -> list[str]:
     """Horizontal overflow and serious/critical axe violations of the page as shown."""
     found = []
@@ -90,6 +104,7 @@ def problems_on(page) -> list[str]:
         if violation["impact"] in ("serious", "critical"):
             targets = [node["target"] for node in violation["nodes"]][:3]
             found.append(f"{page.url}: {violation['id']} ({violation['impact']}) at {targets}")
+    screenshot(page)  # last: Playwright styles the page while it takes one
     return found
 
 
@@ -234,7 +249,7 @@ def test_the_profile_badge_and_markdown_twin_load_in_chromium(live_server, brows
     page.goto(f"{base}/startups/")
     page.click("text=Acme Analytics With A Rather Long Name For Phones")
     page.wait_for_url(f"{base}/startups/acme-analytics")
-    assert "Verified revenue" in page.text_content("[data-testid=revenue-badge]")
+    assert "Verified · Stripe" in page.text_content("h1 [data-testid=trust]")
     assert page.locator("[data-testid=revenue-chart] rect.bar").count() == 24
     badge = page.locator("img[src$='/badge.svg']")
     assert badge.evaluate("img => img.complete && img.naturalWidth > 0")
