@@ -17,9 +17,9 @@ from django.shortcuts import render
 from django.views.decorators.cache import cache_page
 from django.views.decorators.http import require_safe
 
+from billing.templatetags.plans import pro_offer
 from openstartup.formats import site_url
 from openstartup.readcache import startup_page, startup_profile_json
-from quota.plans import FREE, PRO
 from startups.presentation import badge_svg, revenue_chart, startup_markdown
 from startups.selectors import (
     SORT_ORDERS,
@@ -124,7 +124,7 @@ def docs_context(request: HttpRequest) -> dict:
 @public_page
 def api_guide(request: HttpRequest) -> HttpResponse:
     """The hand-written guide, its examples filled in with this site's address."""
-    context = {"free": FREE, "pro": PRO, **docs_context(request)}
+    context = {**pro_offer(), **docs_context(request)}
     return render(request, "docs/guide.html", context)
 
 
