@@ -144,6 +144,18 @@ def test_the_api_docs_render_in_chromium_with_no_request_leaving_the_machine(liv
         for text in page.locator(".opblock-summary-path").all_text_contents()
     }
     assert paths == DOCUMENTED_PATHS
+    # Issue 36: inside the site's frame; HEAD and OPTIONS described once, not under each path;
+    # tags that read as words.
+    assert page.locator("header.site nav a[href='/startups/']").count() == 1
+    assert page.locator("footer.site").count() == 1
+    methods = {m.strip() for m in page.locator(".opblock-summary-method").all_text_contents()}
+    assert methods == {"GET"}, methods
+    assert "OPTIONS" in page.text_content("[data-testid=head-options]")
+    tags = {
+        t.strip()
+        for t in page.locator(".opblock-tag > a span, .opblock-tag span").all_text_contents()
+    }
+    assert {"Startup data", "For AI agents"} <= tags, tags
     assert page.locator(".btn.authorize").count() == 1  # both key headers as security schemes
 
     assert requested
