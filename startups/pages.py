@@ -73,6 +73,18 @@ def list_rows(startups: list) -> list[dict]:
     return [{**row, "trust": trusts[s.id]} for row, s in zip(rows, startups, strict=True)]
 
 
+def profile_description(startup: dict, trust: Trust) -> str:
+    """The profile's one-line summary for search results and link previews."""
+    mrr = startup["revenue"]["mrr"]
+    parts = [f"{startup['name']}: " + (f"${mrr:,} MRR, " if mrr is not None else "")]
+    parts.append(f"{trust.label.lower()} revenue")
+    if startup["category"]:
+        parts.append(f" ({startup['category']})")
+    if startup["description"]:
+        parts.append(f". {startup['description'][:140]}")
+    return "".join(parts)
+
+
 def api_examples(base: str) -> dict[str, str]:
     """The same request in curl, Python (httpx) and JavaScript (fetch), with this site's URL."""
     url = f"{base}/api/v1/startups?limit=3&sort=mrr-desc"
@@ -202,7 +214,13 @@ def profile_page(request: HttpRequest, slug: str) -> HttpResponse:
         trust = Trust(
             verification["provider"], verification["status"], verification["last_synced_at"]
         )
-    context = {"startup": startup, "chart": chart, "trust": trust}
+    context = {
+        "startup": startup,
+        "chart": chart,
+        "trust": trust,
+        "meta_title": f"{startup['name']} on OpenStartup",
+        "meta_description": profile_description(startup, trust),
+    }
     return render(request, "startups/profile.html", context)
 
 
