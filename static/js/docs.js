@@ -1,41 +1,26 @@
-// /docs: Swagger UI without the HEAD and OPTIONS operations in its listing (the page describes
-// them once). Loaded after swagger-ui-bundle.js and before drf-spectacular's start-up script,
-// it wraps SwaggerUIBundle so every UI it builds gets this plugin.
+// /docs: the interactive console (Swagger UI) is loaded only when asked for; the reference
+// above it is plain HTML. Scripts come from this site, in order (data-scripts).
 (function () {
   "use strict";
-  var hidden = ["head", "options"];
-  function HideHeadAndOptions() {
-    return {
-      statePlugins: {
-        spec: {
-          wrapSelectors: {
-            taggedOperations: function (original) {
-              return function () {
-                return original.apply(null, arguments).map(function (tag) {
-                  return tag.update("operations", function (operations) {
-                    return operations.filter(function (op) {
-                      return hidden.indexOf(op.get("method")) === -1;
-                    });
-                  });
-                });
-              };
-            },
-          },
-        },
-      },
-    };
+  var button = document.getElementById("open-console");
+  if (!button) return;
+  function load(sources) {
+    if (!sources.length) return;
+    var script = document.createElement("script");
+    script.src = sources[0];
+    script.onload = function () { load(sources.slice(1)); };
+    document.body.appendChild(script);
   }
-  // The servers <select> has a visible title but no label of its own (axe: select-name).
-  new MutationObserver(function () {
-    var servers = document.getElementById("servers");
-    if (servers && !servers.hasAttribute("aria-label")) servers.setAttribute("aria-label", "Server");
-  }).observe(document.documentElement, { childList: true, subtree: true });
-  var bundle = window.SwaggerUIBundle;
-  if (!bundle) return;
-  function withPlugin(config) {
-    config.plugins = (config.plugins || []).concat([HideHeadAndOptions]);
-    return bundle(config);
-  }
-  Object.keys(bundle).forEach(function (key) { withPlugin[key] = bundle[key]; });
-  window.SwaggerUIBundle = withPlugin;
+  button.addEventListener("click", function () {
+    button.disabled = true;
+    button.textContent = "Loading the console…";
+    var css = document.createElement("link");
+    css.rel = "stylesheet";
+    css.href = button.getAttribute("data-css");
+    document.head.appendChild(css);
+    document.getElementById("swagger-ui").hidden = false;
+    document.getElementById("reference").hidden = true;
+    load(button.getAttribute("data-scripts").split(" "));
+    button.textContent = "Console open below";
+  });
 })();
