@@ -304,3 +304,15 @@ def test_the_docs_page_renders_every_operation_and_head_options_once(document):
     assert html.count("HEAD and OPTIONS, on every path") == 1
     assert '<h2 id="tag-1">Startup data</h2>' in html
     assert '<h2 id="tag-2">For AI agents</h2>' in html
+
+
+def test_the_docs_page_shows_code_spans_as_code_and_escapes_the_rest():
+    from django.template import Context, Template
+
+    render = Template("{% load site %}{{ v|ticks }}").render
+    assert render(Context({"v": "use `a<b>` & `c`"})) == (
+        "use <code>a&lt;b&gt;</code> &amp; <code>c</code>"
+    )
+    assert render(Context({"v": "odd ` <i>"})) == "odd ` &lt;i&gt;"
+    html = Client().get("/docs/").content.decode()
+    assert "<code>/api/v1</code>: the full dataset" in html

@@ -63,6 +63,9 @@ def test_a_hostile_operator_contact_is_escaped_and_never_linked(client, settings
     assert "<script>x</script>" not in html
     assert "javascript:alert(1)&quot;&gt;&lt;script&gt;" in html
     assert 'href="javascript' not in html
+    client.force_login(make_account())
+    dashboard = client.get("/dashboard/").content.decode()  # it linked any contact before
+    assert 'href="javascript' not in dashboard and "javascript:alert(1)&quot;" in dashboard
 
 
 def test_without_a_contact_pro_still_says_whom_to_ask(client, settings):

@@ -4,6 +4,8 @@ from datetime import datetime
 
 from django import template
 from django.utils.dateparse import parse_datetime
+from django.utils.html import escape
+from django.utils.safestring import mark_safe
 from django.utils.timesince import timesince
 
 from startups.models import Startup
@@ -54,3 +56,16 @@ def trust_badge(value: Startup | Trust, fresh: bool = True) -> dict:
     """The badge: verified by which provider, self-reported or demo; then the status when it
     is not `ok` and, with `fresh`, how long ago the figures were synced."""
     return {"t": trust(value), "fresh": fresh}
+
+
+@register.filter
+def ticks(value: object) -> str:
+    """Text from the OpenAPI document with its `code` spans as <code> (everything escaped)."""
+    parts = str(value or "").split("`")
+    if len(parts) % 2 == 0:  # an unpaired backtick stays a backtick
+        parts[-2:] = ["`".join(parts[-2:])]
+    return mark_safe(  # noqa: S308 (each part escaped)
+        "".join(
+            escape(p) if i % 2 == 0 else f"<code>{escape(p)}</code>" for i, p in enumerate(parts)
+        )
+    )
