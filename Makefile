@@ -35,6 +35,7 @@ run: install
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py seed_demo --if-empty
 	$(PY) manage.py collectstatic --noinput --verbosity 0
+	@$(PY) manage.py billing_status --port $(PORT)
 	@echo "Starting on http://127.0.0.1:$(PORT)/ ; gunicorn prints the pages to open when it is up."
 	# The web server and the hourly refresh worker (Procfile), both stopped by one Ctrl-C.
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/honcho start --port $(PORT)

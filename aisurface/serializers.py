@@ -25,6 +25,7 @@ from startups.serializers import (
     verification_of,
     whole,
 )
+from startups.trust import shown_founders
 
 
 class AiDiscoveryFilterSerializer(LenientQuery):
@@ -215,6 +216,9 @@ class AiProfileSerializer(Shape):
 
     def get_technologies(self, startup: Startup) -> list[str]:
         return list(startup.technologies or [])
+
+    def get_founders(self, startup: Startup) -> list[Founder]:
+        return shown_founders(startup)
 
     def get_verified(self, startup: Startup) -> bool:
         return owner_verified(startup)

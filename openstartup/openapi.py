@@ -23,11 +23,11 @@ from drf_spectacular.utils import (
 from rest_framework.response import Response
 
 from openstartup.errors import ErrorSerializer
+from openstartup.openapi_tags import AI_TAG, REST_TAG
+
+__all__ = ["AI_TAG", "REST_TAG"]  # the views tag their operations with these
 from openstartup.renderers import camel_key, camelize
 from openstartup.surfaces import AI_PREFIX, REST_PREFIX
-
-REST_TAG = "REST (/api/v1, camelCase)"
-AI_TAG = "AI surface (/api/ai, snake_case)"
 
 
 class ApiKeyAuthenticationScheme(OpenApiAuthenticationExtension):

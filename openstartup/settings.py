@@ -508,7 +508,9 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": (
         "Read-only startup revenue data. `/api/v1` is the full dataset in camelCase; `/api/ai` "
         "is the curated AI-enabled set in snake_case. Keys are optional: send "
-        "`Authorization: Bearer <key>` or `X-API-Key: <key>`. Guide: /docs/guide"
+        "`Authorization: Bearer <key>` or `X-API-Key: <key>`. Every path also answers HEAD (the "
+        "GET answer's headers, no body, no allowance spent) and OPTIONS (204 with `Allow`). "
+        "Guide: /docs/guide"
     ),
     "VERSION": "1.0.0",
     "OAS_VERSION": "3.1.0",
@@ -525,11 +527,13 @@ SPECTACULAR_SETTINGS = {
         "openstartup.openapi.sparse_fieldsets",
         "openstartup.openapi.describe_head_and_options",
         "openstartup.openapi.describe_server_limits",
+        "openstartup.openapi_tags.describe_tags",
     ],
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
-    "SWAGGER_UI_SETTINGS": {"deepLinking": True, "displayRequestDuration": True},
+    # No deep links: Swagger UI nests them inside its operation buttons (axe: nested-interactive).
+    "SWAGGER_UI_SETTINGS": {"deepLinking": False, "displayRequestDuration": True},
 }
 
 LOGGING = {

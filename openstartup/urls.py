@@ -2,12 +2,13 @@ from django.conf import settings
 from django.contrib import admin
 from django.urls import include, path, re_path, register_converter
 from drf_spectacular.renderers import OpenApiJsonRenderer2
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
+from drf_spectacular.views import SpectacularAPIView
 
 from aisurface import views as ai_views
 from mcpserver import views as mcp_views
 from openstartup import health
 from openstartup.converters import AnyTextConverter
+from openstartup.docs_page import ApiReferenceView
 from startups import feed_views, pages
 from startups import views as startup_views
 from transparency import views as log_views
@@ -88,7 +89,7 @@ urlpatterns = [
         "docs/",
         # The split view serves its start-up script from a URL and our template has no inline
         # <style>: the Content-Security-Policy allows scripts and styles from this site only.
-        SpectacularSwaggerSplitView.as_view(
+        ApiReferenceView.as_view(
             url_name="openapi-schema",
             authentication_classes=[],
             template_name="docs/swagger_ui.html",

@@ -315,7 +315,10 @@ def build_demo(count: int, *, today: date | None = None) -> DemoRows:
             updated_at=now,
         )
         rows.startups.append(startup)
-        for position, founder in enumerate(founders if kind != "unclaimed" else founders[:1]):
+        # The profile lists the founder the list names, and no other (unclaimed startups).
+        if kind == "unclaimed":
+            founders = founders[:1] if startup["founder_name"] else []
+        for position, founder in enumerate(founders):
             handle = slugify(founder).replace("-", "")
             rows.founders.append(
                 (

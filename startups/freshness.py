@@ -34,11 +34,16 @@ def verification_status(startup: Startup, *, now: datetime | None = None) -> str
     if verification is None:
         return None
     connection = getattr(startup, "provider_connection", None)
-    if connection is not None and connection.status in (KEY_REVOKED, ERROR):
-        return connection.status
+    return status_of(verification.verified_at, connection and connection.status, now=now)
+
+
+def status_of(verified_at: datetime, connection_status: str | None, *, now=None) -> str:
+    """The rule above from its two inputs (list rows read them as plain columns)."""
+    if connection_status in (KEY_REVOKED, ERROR):
+        return connection_status
     now = now or timezone.now()
     fresh_for = timedelta(hours=settings.VERIFICATION_STALE_HOURS)
-    return OK if now - verification.verified_at <= fresh_for else STALE
+    return OK if now - verified_at <= fresh_for else STALE
 
 
 def methodology_url(request: HttpRequest | None, version: str = METHODOLOGY_VERSION) -> str:

@@ -17,9 +17,9 @@ from django.shortcuts import render
 from django.views.decorators.cache import cache_page
 from django.views.decorators.http import require_safe
 
+from billing.templatetags.plans import pro_offer
 from openstartup.formats import site_url
 from openstartup.readcache import startup_page, startup_profile_json
-from quota.plans import FREE, PRO
 from startups.presentation import badge_embed_html, badge_svg, revenue_chart, startup_markdown
 from startups.selectors import (
     SORT_ORDERS,
@@ -32,6 +32,9 @@ from startups.serializers import (
     StartupFilterSerializer,
     StartupListSerializer,
 )
+from startups.trust import Trust, trust_by_id
+
+PREVIEW_SIZE = 5  # the landing page's top verified startups
 
 SORT_LABELS = {
     "mrr-desc": "MRR, highest first",
@@ -61,6 +64,25 @@ def _detail(request: HttpRequest, slug: str) -> dict:
     if startup is None:
         raise Http404("No such startup")
     return StartupDetailSerializer(startup, context={"request": request}).data
+
+
+def list_rows(startups: list) -> list[dict]:
+    """A page of list items (what the API serves) with each row's badge (`trust`)."""
+    trusts = trust_by_id([startup.id for startup in startups])
+    rows = StartupListSerializer(startups, many=True).data
+    return [{**row, "trust": trusts[s.id]} for row, s in zip(rows, startups, strict=True)]
+
+
+def profile_description(startup: dict, trust: Trust) -> str:
+    """The profile's one-line summary for search results and link previews."""
+    mrr = startup["revenue"]["mrr"]
+    parts = [f"{startup['name']}: " + (f"${mrr:,} MRR, " if mrr is not None else "")]
+    parts.append(f"{trust.label.lower()} revenue")
+    if startup["category"]:
+        parts.append(f" ({startup['category']})")
+    if startup["description"]:
+        parts.append(f". {startup['description'][:140]}")
+    return "".join(parts)
 
 
 def api_examples(base: str) -> dict[str, str]:
@@ -114,7 +136,7 @@ def docs_context(request: HttpRequest) -> dict:
 @public_page
 def api_guide(request: HttpRequest) -> HttpResponse:
     """The hand-written guide, its examples filled in with this site's address."""
-    context = {"free": FREE, "pro": PRO, **docs_context(request)}
+    context = {**pro_offer(), **docs_context(request)}
     return render(request, "docs/guide.html", context)
 
 
@@ -127,7 +149,13 @@ def landing(request: HttpRequest) -> HttpResponse:
         profile = startup_profile_json(slug=top[0].slug, request=request)
         body = orjson.dumps({"data": orjson.loads(profile)}, option=orjson.OPT_INDENT_2)
         sample = {"slug": top[0].slug, "body": body.decode()}
-    context = {"counts": dataset_counts(), "sample": sample, **docs_context(request)}
+    verified = startup_page(filters=StartupFilters(verified=True), offset=0, limit=PREVIEW_SIZE)
+    context = {
+        "counts": dataset_counts(),
+        "sample": sample,
+        "preview": list_rows(verified.startups),
+        **docs_context(request),
+    }
     return render(request, "startups/landing.html", context)
 
 
@@ -158,7 +186,7 @@ def startup_browse(request: HttpRequest) -> HttpResponse:
         if value
     }
     context = {
-        "startups": StartupListSerializer(result.startups, many=True).data,
+        "startups": list_rows(result.startups),
         "total": result.total,
         "filters": filters,
         "sorts": [(value, SORT_LABELS[value]) for value in SORT_ORDERS],
@@ -181,7 +209,19 @@ def profile_page(request: HttpRequest, slug: str) -> HttpResponse:
     startup = _detail(request, slug)
     verification = startup["verification"]
     chart = revenue_chart(verification["monthly"]) if verification else None
-    context = {"startup": startup, "chart": chart, "badge_embed": badge_embed_html(startup)}
+    trust = Trust()
+    if verification:
+        trust = Trust(
+            verification["provider"], verification["status"], verification["last_synced_at"]
+        )
+    context = {
+        "startup": startup,
+        "chart": chart,
+        "badge_embed": badge_embed_html(startup),
+        "trust": trust,
+        "meta_title": f"{startup['name']} on OpenStartup",
+        "meta_description": profile_description(startup, trust),
+    }
     return render(request, "startups/profile.html", context)
 
 

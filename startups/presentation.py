@@ -9,7 +9,7 @@ from django.utils.html import escape as html_escape
 from openstartup.escaping import markdown_text, markdown_url, xml_text
 
 CHART_WIDTH, CHART_HEIGHT = 640, 220
-CHART_TOP, CHART_BOTTOM, CHART_LEFT = 12, 28, 8
+CHART_TOP, CHART_BOTTOM, CHART_LEFT = 30, 34, 8
 CHART_MONTHS = 24  # the most recent months drawn; the table under the chart lists them all
 
 
@@ -21,7 +21,10 @@ class Bar:
     height: float
     month: str
     net: int
-    label: bool  # whether the month is written under the bar (every few, so labels never overlap)
+    label: str  # the month written under the bar ("Oct ’25"), or "" (every few, never overlapping)
+    minor: bool  # a label phones hide (half of them), so the rest stay readable at 390 px
+    label_x: float
+    anchor: str  # text-anchor: the first and last labels stay inside the chart
 
 
 @dataclass(frozen=True)
@@ -44,7 +47,7 @@ def revenue_chart(monthly: list[dict]) -> Chart | None:
     peak = max(max(row["net"] for row in months), 1)
     plot_height = CHART_HEIGHT - CHART_TOP - CHART_BOTTOM
     slot = (CHART_WIDTH - CHART_LEFT * 2) / len(months)
-    every = max(1, round(len(months) / 8))
+    every = max(1, -(-len(months) // 8))
     bars = []
     for index, row in enumerate(months):
         height = max(row["net"], 0) / peak * plot_height
@@ -56,7 +59,7 @@ def revenue_chart(monthly: list[dict]) -> Chart | None:
                 height=round(height, 1),
                 month=row["month"],
                 net=row["net"],
-                label=(len(months) - 1 - index) % every == 0,
+                **_label(index, len(months), every, row["month"], slot),
             )
         )
     return Chart(
@@ -71,9 +74,34 @@ def revenue_chart(monthly: list[dict]) -> Chart | None:
     )
 
 
+MONTHS = "Jan Feb Mar Apr May Jun Jul Aug Sep Oct Nov Dec".split()
+
+
+def _label(index: int, count: int, every: int, month: str, slot: float) -> dict:
+    """Every `every`-th month from the newest is labelled, abbreviated ("Oct ’25"); every
+    other label is minor. The first and last labels are anchored to the chart's edges."""
+    back = count - 1 - index
+    labelled = back % every == 0
+    year, number = month.split("-")
+    x = CHART_LEFT + index * slot + slot / 2
+    anchor = "middle"
+    if index == count - 1:
+        x, anchor = CHART_WIDTH - CHART_LEFT, "end"
+    elif index == 0:
+        x, anchor = CHART_LEFT, "start"
+    return {
+        "label": f"{MONTHS[int(number) - 1]} ’{year[2:]}" if labelled else "",
+        "minor": labelled and (back // every) % 2 == 1,
+        "label_x": round(x, 1),
+        "anchor": anchor,
+    }
+
+
 def badge_text(startup: dict) -> str:
     """The badge's value: verified MRR, or what kind of figure it is otherwise."""
-    revenue = startup["revenue"]
+    revenue, verification = startup["revenue"], startup["verification"]
+    if verification and verification["provider"] == "demo":
+        return "demo data"
     if revenue["verified"] and revenue["mrr"] is not None:
         return f"${revenue['mrr']:,} MRR verified"
     if revenue["verified"]:
@@ -89,6 +117,8 @@ def badge_svg(startup: dict) -> str:
     value_width = 10 + 7 * len(value)
     width = label_width + value_width
     colour = "#19794a" if startup["revenue"]["verified"] else "#6b7280"
+    if value == "demo data":
+        colour = "#6b3fa0"
     # Attribute and text alike: the name is founder-typed (quotes escaped too). Presentation
     # attributes only, no style, so the badge renders under `default-src 'none'`.
     title = xml_text(f"{startup['name']}: {value}")
@@ -143,7 +173,9 @@ def startup_markdown(startup: dict) -> str:
         f"- ARR: {_usd(revenue['arr'])} (USD)",
         "- Revenue source: "
         + (
-            f"verified by {verification['provider']}, last sync {verification['verified_at']}"
+            "demo data (invented figures, not from a payment provider)"
+            if verification and verification["provider"] == "demo"
+            else f"verified by {verification['provider']}, last sync {verification['verified_at']}"
             if verification
             else "self-reported by the founder (not verified)"
         ),

@@ -37,7 +37,7 @@ from startups.filters import (
     LenientTimestamp,
 )
 from startups.freshness import STATUSES, last_synced_at, methodology_url, verification_status
-from startups.models import Credential, MonthlyRevenue, Startup, Verification
+from startups.models import Credential, Founder, MonthlyRevenue, Startup, Verification
 from startups.reported import (
     CREDENTIAL_HELP,
     REPORTED_HELP,
@@ -45,6 +45,7 @@ from startups.reported import (
     provider_reported,
 )
 from startups.selectors import DEFAULT_SORT, SORT_ORDERS, After, StartupFilters
+from startups.trust import shown_founders
 from transparency.serializers import LoggedAttestationSerializer
 
 MAX_PAGE = 1_000_000
@@ -497,6 +498,9 @@ class StartupDetailSerializer(Shape):
 
     def get_technologies(self, startup: Startup) -> list[str]:
         return list(startup.technologies or [])
+
+    def get_founders(self, startup: Startup) -> list[Founder]:
+        return shown_founders(startup)
 
     def get_verification(self, startup: Startup) -> Verification | None:
         return verification_of(startup)

@@ -138,12 +138,25 @@ def test_the_api_docs_render_in_chromium_with_no_request_leaving_the_machine(liv
     page.on("console", lambda m: blocked.append(m.text) if "Content Security" in m.text else None)
 
     page.goto(f"{base}/docs/")
+    page.click("#open-console")  # Swagger UI loads only when asked for (issue 36)
     page.wait_for_selector(".opblock-summary-path")
     paths = {
         text.strip().replace("\u200b", "")
         for text in page.locator(".opblock-summary-path").all_text_contents()
     }
     assert paths == DOCUMENTED_PATHS
+    # Issue 36: inside the site's frame; HEAD and OPTIONS described once, not under each path;
+    # tags that read as words.
+    assert page.locator("header.site nav a[href='/startups/']").count() == 1
+    assert page.locator("footer.site").count() == 1
+    methods = {m.strip() for m in page.locator(".opblock-summary-method").all_text_contents()}
+    assert methods == {"GET"}, methods
+    assert "OPTIONS" in page.text_content("[data-testid=head-options]")
+    tags = {
+        t.strip()
+        for t in page.locator(".opblock-tag > a span, .opblock-tag span").all_text_contents()
+    }
+    assert {"Startup data", "For AI agents"} <= tags, tags
     assert page.locator(".btn.authorize").count() == 1  # both key headers as security schemes
 
     assert requested

@@ -98,8 +98,8 @@ def test_a_founder_verifies_a_startup_claims_another_and_pays_for_pro_in_chromiu
     page.fill("input[name=mrr]", "1500")
     page.click("text=Add startup")
     page.wait_for_url(f"{base}/dashboard/startups/rocket-sauce/")
-    assert page.text_content("[data-testid=mrr]").strip() == "$1500"
-    assert page.text_content("[data-testid=revenue-kind]").strip() == "self-reported"
+    assert page.text_content("[data-testid=mrr]").strip() == "$1,500"
+    assert page.text_content("[data-testid=revenue-kind]").strip() == "Self-reported"
 
     # Connect it to the fake Stripe: the first sync runs at once.
     page.click("text=Connect a payment provider")
@@ -110,7 +110,7 @@ def test_a_founder_verifies_a_startup_claims_another_and_pays_for_pro_in_chromiu
     page.wait_for_url(f"{base}/dashboard/startups/rocket-sauce/")
     assert "Connected and verified." in page.content()
     assert page.text_content("[data-testid=mrr]").strip() == "$49"
-    assert page.text_content("[data-testid=revenue-kind]").strip() == "verified"
+    assert page.text_content("[data-testid=revenue-kind]").strip() == "Verified · Stripe"
     assert page.text_content("[data-testid=sync-status]").strip() == "ok"
     assert KEY not in page.content()
     page.screenshot(path=str(shots / "startup-verified.png"), full_page=True)
@@ -122,8 +122,8 @@ def test_a_founder_verifies_a_startup_claims_another_and_pays_for_pro_in_chromiu
     page.wait_for_selector("text=Disconnect the payment provider?")
     page.click("button:has-text('Disconnect')")
     page.wait_for_url(f"{base}/dashboard/startups/rocket-sauce/")
-    assert page.text_content("[data-testid=mrr]").strip() == "$1500"
-    assert page.text_content("[data-testid=revenue-kind]").strip() == "self-reported"
+    assert page.text_content("[data-testid=mrr]").strip() == "$1,500"
+    assert page.text_content("[data-testid=revenue-kind]").strip() == "Self-reported"
     data = api_detail(base, "rocket-sauce")
     assert data["revenue"] == self_reported_revenue(1500)
 

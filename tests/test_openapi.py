@@ -262,7 +262,8 @@ def test_docs_page_uses_only_assets_served_by_the_site():
     script = Client().get("/docs/?script=")
     assert script["Content-Type"].startswith("application/javascript")
     assert "/api/v1/openapi.json" in script.content.decode()
-    assert 'src="/docs/?script=' in html
+    # Issue 36: the console's scripts are loaded on demand (static/js/docs.js), in this order.
+    assert ' /docs/?script="' in html
     assert "//cdn" not in html and "unpkg" not in html and "jsdelivr" not in html
     for asset in ("swagger-ui-bundle.js", "swagger-ui.css", "swagger-ui-standalone-preset.js"):
         url = f"/static/drf_spectacular_sidecar/swagger-ui-dist/{asset}"
@@ -306,3 +307,28 @@ def test_every_operation_documents_the_servers_request_line_bound(client):
     for path, item in document["paths"].items():
         for method, operation in item.items():
             assert "414" in operation["responses"], (method, path)
+
+
+def test_the_docs_page_renders_every_operation_and_head_options_once(document):
+    html = Client().get("/docs/").content.decode()
+    for path, item in document["paths"].items():
+        assert f'<code class="path">{path}</code>' in html, path
+        assert f'id="{item["get"]["operationId"]}"' in html
+    assert html.count('<span class="method">GET</span>') == len(document["paths"])
+    assert '<span class="method">HEAD</span>' not in html
+    assert '<span class="method">OPTIONS</span>' not in html
+    assert html.count("HEAD and OPTIONS, on every path") == 1
+    assert '<h2 id="tag-1">Startup data</h2>' in html
+    assert '<h2 id="tag-2">For AI agents</h2>' in html
+
+
+def test_the_docs_page_shows_code_spans_as_code_and_escapes_the_rest():
+    from django.template import Context, Template
+
+    render = Template("{% load site %}{{ v|ticks }}").render
+    assert render(Context({"v": "use `a<b>` & `c`"})) == (
+        "use <code>a&lt;b&gt;</code> &amp; <code>c</code>"
+    )
+    assert render(Context({"v": "odd ` <i>"})) == "odd ` &lt;i&gt;"
+    html = Client().get("/docs/").content.decode()
+    assert "<code>/api/v1</code>: the full dataset" in html

@@ -1,0 +1,81 @@
+"""What a visitor is told about a startup's figures on every list and page: a badge (verified
+by which provider, self-reported, or demo), the freshness status when it is not `ok`, and the
+founders shown (the same on the list and the profile)."""
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from startups.freshness import OK, status_of
+from startups.models import Founder, Startup
+from verification.providers import PROVIDERS
+
+DEMO = "demo"
+STATUS_LABELS = {"stale": "Stale", "key_revoked": "Key revoked", "error": "Sync failing"}
+
+
+@dataclass(frozen=True)
+class Trust:
+    provider: str | None = None  # None: self-reported
+    status: str | None = None  # ok, stale, key_revoked, error; None when self-reported
+    synced_at: datetime | str | None = None
+
+    @property
+    def kind(self) -> str:
+        """`verified`, `demo` (the invented demo dataset) or `self` (self-reported)."""
+        if self.provider is None:
+            return "self"
+        return "demo" if self.provider == DEMO else "verified"
+
+    @property
+    def label(self) -> str:
+        if self.kind == "self":
+            return "Self-reported"
+        if self.kind == "demo":
+            return "Demo data"
+        return f"Verified · {self.provider_title}"
+
+    @property
+    def provider_title(self) -> str:
+        """The provider's name as people know it ("Lemon Squeezy")."""
+        provider = PROVIDERS.get(self.provider or "")
+        return provider.title if provider else (self.provider or "").capitalize()
+
+    @property
+    def status_label(self) -> str:
+        """Empty while the figures are fresh (or self-reported)."""
+        return "" if self.status in (None, OK) else STATUS_LABELS[self.status]
+
+
+def trust_of(startup: Startup) -> Trust:
+    """From a startup whose `verification` and `provider_connection` are loaded (or loadable)."""
+    verification = getattr(startup, "verification", None)
+    if verification is None:
+        return Trust()
+    connection = getattr(startup, "provider_connection", None)
+    status = status_of(verification.verified_at, connection and connection.status)
+    return Trust(verification.provider, status, verification.verified_at)
+
+
+def trust_by_id(ids: list[int]) -> dict[int, Trust]:
+    """The badges of a page of rows, in one query."""
+    rows = Startup.objects.filter(id__in=ids).values_list(
+        "id", "verification__provider", "verification__verified_at", "provider_connection__status"
+    )
+    found = {}
+    for startup_id, provider, verified_at, connection_status in rows:
+        if provider is None:
+            found[startup_id] = Trust()
+        else:
+            found[startup_id] = Trust(
+                provider, status_of(verified_at, connection_status), verified_at
+            )
+    return found
+
+
+def shown_founders(startup: Startup) -> list[Founder]:
+    """The founders a profile lists: its founder rows, or else the one founder name the list
+    shows (a founder who typed only a name), so list and profile never disagree."""
+    founders = list(startup.founders.all())
+    if not founders and startup.founder_name:
+        return [Founder(name=startup.founder_name)]
+    return founders
