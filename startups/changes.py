@@ -170,6 +170,12 @@ VERIFIED_FIGURES = {
     "last_30_days": "verification.last30Days",
     "customers": "verification.customers",
 }
+# What the figures are shown with: a new methodology, key scope or provider figure is a change.
+DESCRIBED = {
+    "methodology_version": "verification.methodologyVersion",
+    "credential": "verification.credential",
+    "provider_reported": "verification.providerReported",
+}
 REFUSED_STATUSES = ("key_revoked", "error")
 
 
@@ -181,11 +187,13 @@ def verified_figures_changes(
     monthly: list[tuple],
     previous_status: str,
     now: datetime,
+    described: dict | None = None,
 ) -> list[str]:
     """What storing a sync's figures would change that anyone can see, by API name ([]: the
     sync changes nothing visible and writes no figures). `figures` holds VERIFIED_FIGURES'
     keys, `monthly` (month, gross, refunds) rows oldest first, `previous_status` the
-    connection's status before this sync."""
+    connection's status before this sync; `described` the other stored fields the figures are
+    shown with (`methodology_version`, `credential`, `provider_reported`), by column name."""
     headline = Startup.objects.filter(pk=startup_id).values("mrr", "arr", "currency").first()
     wanted = {"mrr": figures["mrr"], "arr": figures["arr"], "currency": "USD"}
     changed = [f"revenue.{name}" for name, value in wanted.items() if headline[name] != value]
@@ -203,6 +211,11 @@ def verified_figures_changes(
         "USD",
     ):
         changed.append("verification.provider")
+    changed += [
+        DESCRIBED[name]
+        for name, value in (described or {}).items()
+        if getattr(verification, name) != value
+    ]
     stored = list(verification.monthly.order_by("month").values_list("month", "gross", "refunds"))
     if stored != monthly:
         changed.append("verification.monthly")

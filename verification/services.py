@@ -440,6 +440,11 @@ def _write_figures(
         monthly=[(row.month, row.gross, row.refunds) for row in figures.monthly],
         previous_status=connection.status,
         now=now,
+        described={
+            "methodology_version": METHODOLOGY_VERSION,
+            "credential": connection.credential,
+            "provider_reported": figures.provider_reported,
+        },
     )
     if not changed:  # nothing anyone sees changes: only the time of the sync is stamped
         Verification.objects.filter(startup=startup).update(verified_at=now)
