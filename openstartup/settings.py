@@ -513,12 +513,17 @@ SPECTACULAR_SETTINGS = {
     "SERVERS": [{"url": "/", "description": "The server this document was fetched from."}],
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": False,
+    # Short tags: generated clients name their modules after them (openstartup/openapi.py).
+    "TAGS": [
+        {"name": "rest", "description": "REST API (/api/v1, camelCase)."},
+        {"name": "ai", "description": "AI surface (/api/ai, snake_case)."},
+    ],
     "PREPROCESSING_HOOKS": ["openstartup.openapi.only_public_api"],
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "openstartup.openapi.camelize_rest_components",
         "openstartup.openapi.close_objects",
-        "openstartup.openapi.sparse_fieldsets",
+        "openstartup.openapi_fieldsets.sparse_fieldsets",
         "openstartup.openapi.describe_head_and_options",
         "openstartup.openapi.describe_server_limits",
     ],
