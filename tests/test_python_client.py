@@ -55,6 +55,7 @@ def run_client(code: str, **variables: Any) -> Any:
         + "\nsys.stdout.write(json.dumps(result))\n"
     )
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONSTARTUP")}
+    env["PYTHONPATH"] = str(CLIENT_DIR / "src")  # this checkout's client, not another's install
     out = run_to_the_end([sys.executable, "-c", script], cwd=CLIENT_DIR, env=env, timeout=120)
     return json.loads(out)
 
@@ -211,7 +212,7 @@ def test_readme_lists_the_top_startups_in_five_lines(live_server, startups):
     readme = (CLIENT_DIR / "README.md").read_text()
     snippet = re.search(r"```python\n(.*?)```", readme, re.DOTALL).group(1)
     assert len(snippet.strip().splitlines()) == 5  # import, blank line, client, for, print
-    code = snippet.replace('"https://openstartup.example"', "url").replace('"osk_..."', "None")
+    code = snippet.replace('"http://127.0.0.1:8000"', "url").replace('"osk_..."', "None")
     printed = run_client(
         "import contextlib, io\nout = io.StringIO()\nwith contextlib.redirect_stdout(out):\n"
         + textwrap.indent(code, "    ")
@@ -463,3 +464,13 @@ def test_history_attestation_and_export_against_the_live_server(live_server, tra
     assert result["rows"] == ["acme", "beta"]
     assert result["meta"]["count"] == 2
     assert (result["refused"]["status"], result["refused"]["code"]) == (403, "pro_required")
+
+
+def test_the_base_url_comes_from_the_environment_else_make_run(monkeypatch):
+    """Issue 35: no placeholder host. `base_url`, else $OPENSTARTUP_BASE_URL, else make run's."""
+    monkeypatch.delenv("OPENSTARTUP_BASE_URL", raising=False)
+    assert run_client("result = openstartup.Client().base_url") == "http://127.0.0.1:8000"
+    monkeypatch.setenv("OPENSTARTUP_BASE_URL", "http://api.internal:9000/")
+    assert run_client("result = openstartup.Client().base_url") == "http://api.internal:9000"
+    explicit = run_client("result = openstartup.Client(base_url='http://x.test').base_url")
+    assert explicit == "http://x.test"
