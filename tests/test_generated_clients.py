@@ -45,6 +45,34 @@ def spec(live_server, tmp_path_factory, django_db_blocker) -> Path:
     return where
 
 
+@pytest.fixture(scope="module")
+def types(spec) -> Path:
+    """openapi-typescript's types of the live document (generated once per module)."""
+    out = spec.parent / "schema.d.ts"
+    run_to_the_end(
+        [str(node_tool("openapi-typescript")), str(spec), "-o", str(out)],
+        cwd=spec.parent,
+        env=None,
+        timeout=120,
+    )
+    return out
+
+
+def consumer(tmp_path: Path, types: Path, program: str) -> tuple[Path, subprocess.CompletedProcess]:
+    """`program` beside the types, compiled by `tsc --strict` (see TSCONFIG)."""
+    work = tmp_path / "ts"
+    work.mkdir()
+    (work / "node_modules").symlink_to(ROOT / "node_modules")
+    (work / "package.json").write_text(json.dumps({"type": "module", "private": True}))
+    shutil.copy(types, work / "schema.d.ts")
+    (work / "main.ts").write_text(program)
+    (work / "tsconfig.json").write_text(json.dumps(TSCONFIG))
+    compiled = subprocess.run(
+        [str(node_tool("tsc")), "-p", "."], cwd=work, capture_output=True, text=True, timeout=180
+    )
+    return work, compiled
+
+
 @pytest.fixture
 def data(transactional_db) -> str:
     """Two startups and a Pro key (the export is Pro only)."""
@@ -96,22 +124,8 @@ TSCONFIG = {
 }
 
 
-def test_openapi_typescript_types_compile_under_strict_and_run(live_server, spec, data, tmp_path):
-    work = tmp_path / "ts"
-    work.mkdir()
-    (work / "node_modules").symlink_to(ROOT / "node_modules")
-    (work / "package.json").write_text(json.dumps({"type": "module", "private": True}))
-    run_to_the_end(
-        [str(node_tool("openapi-typescript")), str(spec), "-o", str(work / "schema.d.ts")],
-        cwd=work,
-        env=None,
-        timeout=120,
-    )
-    (work / "main.ts").write_text(CONSUMER_TS)
-    (work / "tsconfig.json").write_text(json.dumps(TSCONFIG))
-    compiled = subprocess.run(
-        [str(node_tool("tsc")), "-p", "."], cwd=work, capture_output=True, text=True, timeout=180
-    )
+def test_openapi_typescript_types_compile_under_strict_and_run(live_server, types, data, tmp_path):
+    work, compiled = consumer(tmp_path, types, CONSUMER_TS)
     assert compiled.returncode == 0, compiled.stdout + compiled.stderr
     assert not re.search(r"[\w\])]!(?!=)", CONSUMER_TS)  # no non-null assertion (`x!.y`)
     out = run_to_the_end(
@@ -130,26 +144,14 @@ def test_openapi_typescript_types_compile_under_strict_and_run(live_server, spec
     }
 
 
-def test_the_strict_compile_fails_on_a_field_the_document_lacks(spec, tmp_path):
+def test_the_strict_compile_fails_on_a_field_the_document_lacks(types, tmp_path):
     """The check above has teeth: reading an undocumented field does not compile."""
-    work = tmp_path / "ts"
-    work.mkdir()
-    (work / "node_modules").symlink_to(ROOT / "node_modules")
-    (work / "package.json").write_text(json.dumps({"type": "module", "private": True}))
-    run_to_the_end(
-        [str(node_tool("openapi-typescript")), str(spec), "-o", str(work / "schema.d.ts")],
-        cwd=work,
-        env=None,
-        timeout=120,
-    )
-    (work / "main.ts").write_text(
+    _, compiled = consumer(
+        tmp_path,
+        types,
         'import type { components } from "./schema.js";\n'
         'declare const item: components["schemas"]["StartupList"];\n'
-        "export const x: number = item.revenue.mrrr;\n"
-    )
-    (work / "tsconfig.json").write_text(json.dumps(TSCONFIG))
-    compiled = subprocess.run(
-        [str(node_tool("tsc")), "-p", "."], cwd=work, capture_output=True, text=True, timeout=180
+        "export const x: number = item.revenue.mrrr;\n",
     )
     assert compiled.returncode != 0
     assert "mrrr" in compiled.stdout
