@@ -1849,7 +1849,10 @@ export interface operations {
                 category?: string;
                 /** @description Headquarters country, case-insensitive exact match (e.g. `Germany`). */
                 country?: string;
-                /** @description Sparse fieldset: comma-separated item fields to return, nested ones dotted (`name,slug,revenue.mrr`). Only those keys are sent; unknown names are ignored with a warning. */
+                /**
+                 * @description Sparse fieldset: comma-separated item fields to return, nested ones dotted (`name,slug,revenue.mrr`). Only those keys are sent; unknown names are ignored with a warning.
+                 * @example name,slug,revenue.mrr
+                 */
                 fields?: string;
                 /** @description Maximum MRR in USD, inclusive (decimals round down; not a finite number: ignored). */
                 maxMrr?: number;
@@ -2121,7 +2124,10 @@ export interface operations {
                 category?: string;
                 /** @description Headquarters country, case-insensitive exact match (e.g. `Germany`). */
                 country?: string;
-                /** @description Sparse fieldset: comma-separated item fields to return, nested ones dotted (`name,slug,revenue.mrr`). Only those keys are sent; unknown names are ignored with a warning. */
+                /**
+                 * @description Sparse fieldset: comma-separated item fields to return, nested ones dotted (`name,slug,revenue.mrr`). Only those keys are sent; unknown names are ignored with a warning.
+                 * @example name,slug,revenue.mrr
+                 */
                 fields?: string;
                 /** @description Maximum MRR in USD, inclusive (decimals round down; not a finite number: ignored). */
                 maxMrr?: number;
@@ -2290,7 +2296,10 @@ export interface operations {
                 country?: string;
                 /** @description Cursor paging: `meta.nextCursor` of the previous page. The next page starts after the last startup that page showed, in the same order (the cursor carries its `sort`), so rows inserted or moved meanwhile never make others repeat or go missing. `page` is ignored with a cursor; an invalid cursor is ignored (first page) with a warning. */
                 cursor?: string;
-                /** @description Sparse fieldset: comma-separated item fields to return, nested ones dotted (`name,slug,revenue.mrr`). Only those keys are sent; unknown names are ignored with a warning. */
+                /**
+                 * @description Sparse fieldset: comma-separated item fields to return, nested ones dotted (`name,slug,revenue.mrr`). Only those keys are sent; unknown names are ignored with a warning.
+                 * @example name,slug,revenue.mrr
+                 */
                 fields?: string;
                 /** @description Results per page: 1 to the plan maximum (10 Free, 50 Pro). Values out of range are clamped, never refused; when lowered, `meta.notice` says so. Not a number means the default. */
                 limit?: number;
@@ -2595,7 +2604,10 @@ export interface operations {
                 country?: string;
                 /** @description Cursor paging: `meta.nextCursor` of the previous page. The next page starts after the last startup that page showed, in the same order (the cursor carries its `sort`), so rows inserted or moved meanwhile never make others repeat or go missing. `page` is ignored with a cursor; an invalid cursor is ignored (first page) with a warning. */
                 cursor?: string;
-                /** @description Sparse fieldset: comma-separated item fields to return, nested ones dotted (`name,slug,revenue.mrr`). Only those keys are sent; unknown names are ignored with a warning. */
+                /**
+                 * @description Sparse fieldset: comma-separated item fields to return, nested ones dotted (`name,slug,revenue.mrr`). Only those keys are sent; unknown names are ignored with a warning.
+                 * @example name,slug,revenue.mrr
+                 */
                 fields?: string;
                 /** @description Results per page: 1 to the plan maximum (10 Free, 50 Pro). Values out of range are clamped, never refused; when lowered, `meta.notice` says so. Not a number means the default. */
                 limit?: number;
@@ -2787,7 +2799,10 @@ export interface operations {
     getStartup: {
         parameters: {
             query?: {
-                /** @description Sparse fieldset: comma-separated fields to return, nested ones dotted (`name,slug,revenue.mrr`); unknown names are ignored. */
+                /**
+                 * @description Sparse fieldset: comma-separated fields to return, nested ones dotted (`name,slug,revenue.mrr`); unknown names are ignored.
+                 * @example name,slug,revenue.mrr
+                 */
                 fields?: string;
             };
             header?: never;
@@ -3095,7 +3110,10 @@ export interface operations {
     getStartupHead: {
         parameters: {
             query?: {
-                /** @description Sparse fieldset: comma-separated fields to return, nested ones dotted (`name,slug,revenue.mrr`); unknown names are ignored. */
+                /**
+                 * @description Sparse fieldset: comma-separated fields to return, nested ones dotted (`name,slug,revenue.mrr`); unknown names are ignored.
+                 * @example name,slug,revenue.mrr
+                 */
                 fields?: string;
             };
             header?: never;
