@@ -26,6 +26,7 @@ from openstartup.errors import ErrorSerializer
 from openstartup.openapi_tags import AI_TAG, REST_TAG
 
 __all__ = ["AI_TAG", "REST_TAG"]  # the views tag their operations with these
+from openstartup.openapi_fieldsets import SPARSE_SCHEMA
 from openstartup.renderers import camel_key, camelize
 from openstartup.surfaces import AI_PREFIX, REST_PREFIX
 
@@ -449,6 +450,7 @@ def describe_head_and_options(result: dict, **kwargs: Any) -> dict:
         )
         for response in head["responses"].values():
             response.pop("content", None)
+            response.pop(SPARSE_SCHEMA, None)
         item["head"] = head
         ok = next(iter(get["responses"].values()))
         headers = {
@@ -495,44 +497,4 @@ def describe_server_limits(result: dict, **kwargs: Any) -> dict:
                         "the API's headers or error object. Send shorter parameters."
                     },
                 )
-    return result
-
-
-def sparse_fieldsets(result: dict, **kwargs: Any) -> dict:
-    """With `fields=`, REST items carry only the fields asked for: each item schema gets a
-    `...Sparse` twin with nothing required (down to its object-valued fields), and the
-    envelopes accept either."""
-    schemas = result.get("components", {}).get("schemas", {})
-
-    def sparse_of(name: str) -> str:
-        twin = name + "Sparse"
-        if twin not in schemas:
-            schema = copy.deepcopy(schemas[name])
-            schema.pop("required", None)
-            schema["description"] = f"{name} cut to the fields named in `fields`."
-            schemas[twin] = schema
-        return twin
-
-    def retarget(node: Any) -> None:  # direct or oneOf/anyOf refs; not array items
-        if isinstance(node, dict):
-            ref = node.get("$ref", "")
-            name = ref.rsplit("/", 1)[-1]
-            if ref.startswith("#/components/schemas/") and "properties" in schemas.get(name, {}):
-                node["$ref"] = f"#/components/schemas/{sparse_of(name)}"
-            for key in ("oneOf", "anyOf", "allOf"):
-                for option in node.get(key, []):
-                    retarget(option)
-
-    for envelope, path in (("StartupPage", ("data", "items")), ("StartupEnvelope", ("data",))):
-        if envelope not in schemas:
-            continue
-        parent = schemas[envelope]["properties"]
-        for part in path[:-1]:
-            parent = parent[part]
-        ref = parent[path[-1]]["$ref"]
-        name = ref.rsplit("/", 1)[-1]
-        twin = sparse_of(name)
-        for prop in schemas[twin]["properties"].values():
-            retarget(prop)
-        parent[path[-1]] = {"anyOf": [{"$ref": ref}, {"$ref": f"#/components/schemas/{twin}"}]}
     return result

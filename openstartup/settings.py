@@ -524,7 +524,7 @@ SPECTACULAR_SETTINGS = {
         "drf_spectacular.hooks.postprocess_schema_enums",
         "openstartup.openapi.camelize_rest_components",
         "openstartup.openapi.close_objects",
-        "openstartup.openapi.sparse_fieldsets",
+        "openstartup.openapi_fieldsets.sparse_fieldsets",
         "openstartup.openapi.describe_head_and_options",
         "openstartup.openapi.describe_server_limits",
         "openstartup.openapi_tags.describe_tags",

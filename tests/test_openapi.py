@@ -332,3 +332,65 @@ def test_the_docs_page_shows_code_spans_as_code_and_escapes_the_rest():
     assert render(Context({"v": "odd ` <i>"})) == "odd ` &lt;i&gt;"
     html = Client().get("/docs/").content.decode()
     assert "<code>/api/v1</code>: the full dataset" in html
+
+
+def _all_required(document: dict, component: str) -> None:
+    schema = document["components"]["schemas"][component]
+    assert set(schema["required"]) == set(schema["properties"]), component
+
+
+def test_default_answers_are_exact_and_sparse_answers_have_their_own_schema(document):
+    """Issue 35: generated types must not make every field optional because `fields=` exists.
+    The 200 bodies are the whole items; the `fields=` body is a separate, named schema."""
+    schemas = document["components"]["schemas"]
+    for envelope, item, where in (
+        ("StartupPage", "StartupList", lambda s: s["properties"]["data"]["items"]),
+        ("StartupEnvelope", "StartupDetail", lambda s: s["properties"]["data"]),
+    ):
+        assert where(schemas[envelope]) == {"$ref": f"#/components/schemas/{item}"}
+        _all_required(document, item)
+        assert "required" not in schemas[item + "Sparse"]
+        assert where(schemas[envelope + "Sparse"]) == {"$ref": f"#/components/schemas/{item}Sparse"}
+    _all_required(document, "ListRevenue")
+    assert "anyOf" not in json.dumps(schemas["StartupPage"])
+    for path, envelope in (
+        ("/api/v1/startups", "StartupPage"),
+        ("/api/v1/startups/{slug}", "StartupEnvelope"),
+    ):
+        ok = document["paths"][path]["get"]["responses"]["200"]
+        assert ok["content"]["application/json"]["schema"] == {
+            "$ref": f"#/components/schemas/{envelope}"
+        }
+        assert ok["x-sparse-fieldset-schema"] == {"$ref": f"#/components/schemas/{envelope}Sparse"}
+        assert f"{envelope}Sparse" in ok["description"]
+        assert "x-sparse-fieldset-schema" not in document["paths"][path]["head"]["responses"]["200"]
+        # schemathesis' examples phase sends it, so CI reads a real sparse answer every run.
+        fields = next(
+            p for p in document["paths"][path]["get"]["parameters"] if p["name"] == "fields"
+        )
+        assert fields["example"] == "name,slug,revenue.mrr"
+
+
+def test_tags_and_operation_ids_make_readable_module_names(document):
+    """openapi-python-client names a module per tag and a function per operation id."""
+    assert [tag["name"] for tag in document["tags"]] == ["Startup data", "For AI agents"]
+    ids = []
+    for path, item in document["paths"].items():
+        for method, operation in item.items():
+            assert operation["tags"] == (
+                ["Startup data"] if path.startswith("/api/v1") else ["For AI agents"]
+            )
+            assert operation["operationId"].isalnum(), (method, path)
+            ids.append(operation["operationId"])
+    assert len(ids) == len(set(ids))
+    assert "exportStartups" in ids and "listStartups" in ids
+
+
+def test_the_contract_check_reads_a_sparse_answer_against_its_own_schema(verified_ai_startup, rf):
+    url = "/api/v1/startups?fields=name,revenue.mrr"
+    sparse = Client().get(url)
+    assert sparse.json()["data"][0] == {"name": "Acme", "revenue": {"mrr": 4200}}
+    assert violations_of(rf.get(url), sparse) == []
+    # The same body as a default answer (no `fields`) is missing every other field.
+    problems = violations_of(rf.get("/api/v1/startups"), sparse)
+    assert any("'slug' is a required property" in problem for problem in problems)

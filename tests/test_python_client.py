@@ -212,7 +212,7 @@ def test_readme_lists_the_top_startups_in_five_lines(live_server, startups):
     readme = (CLIENT_DIR / "README.md").read_text()
     snippet = re.search(r"```python\n(.*?)```", readme, re.DOTALL).group(1)
     assert len(snippet.strip().splitlines()) == 5  # import, blank line, client, for, print
-    code = snippet.replace('"https://openstartup.example"', "url").replace('"osk_..."', "None")
+    code = snippet.replace('"http://127.0.0.1:8000"', "url").replace('"osk_..."', "None")
     printed = run_client(
         "import contextlib, io\nout = io.StringIO()\nwith contextlib.redirect_stdout(out):\n"
         + textwrap.indent(code, "    ")
@@ -619,3 +619,13 @@ def test_a_third_party_verifies_last_months_figure_and_the_logs_growth_offline(
     assert cli["outcomes"] == {"plain": 0, "consistency": 0, "forged": 1}
     assert cli["report"]["consistentWithTreeSize"] == 3 and cli["report"]["slug"] == "acme"
     assert "bad signature" in cli["stderr"]
+
+
+def test_the_base_url_comes_from_the_environment_else_make_run(monkeypatch):
+    """Issue 35: no placeholder host. `base_url`, else $OPENSTARTUP_BASE_URL, else make run's."""
+    monkeypatch.delenv("OPENSTARTUP_BASE_URL", raising=False)
+    assert run_client("result = openstartup.Client().base_url") == "http://127.0.0.1:8000"
+    monkeypatch.setenv("OPENSTARTUP_BASE_URL", "http://api.internal:9000/")
+    assert run_client("result = openstartup.Client().base_url") == "http://api.internal:9000"
+    explicit = run_client("result = openstartup.Client(base_url='http://x.test').base_url")
+    assert explicit == "http://x.test"

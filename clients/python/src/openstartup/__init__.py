@@ -2,7 +2,7 @@
 
 import openstartup
 
-client = openstartup.Client(base_url="https://openstartup.example", api_key="osk_...")
+client = openstartup.Client(base_url="http://127.0.0.1:8000", api_key="osk_...")
 for startup in client.startups.list(sort="mrr-desc", max_items=10):
     print(startup["name"], startup["revenue"]["mrr"])
 """

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import random
 import time
 from collections.abc import Iterator, Mapping
@@ -23,7 +24,9 @@ from openstartup.models import Attestation, HistoryPoint, PageMeta, Startup, Sta
 
 __all__ = ["Client", "ExportIterator", "StartupIterator"]
 
-DEFAULT_BASE_URL = "https://openstartup.example"
+# No base_url: $OPENSTARTUP_BASE_URL, else the address `make run` serves on this machine.
+BASE_URL_ENV = "OPENSTARTUP_BASE_URL"
+DEFAULT_BASE_URL = "http://127.0.0.1:8000"
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 
 
@@ -101,8 +104,11 @@ def _error(response: httpx.Response) -> OpenStartupError:
 class Client:
     """The OpenStartup API.
 
-    >>> client = openstartup.Client(base_url="https://openstartup.example", api_key="osk_...")
+    >>> client = openstartup.Client(base_url="http://127.0.0.1:8000", api_key="osk_...")
     >>> client.startups.get("acme")["revenue"]["mrr"]
+
+    `base_url` is where the service runs; without it, the `OPENSTARTUP_BASE_URL` environment
+    variable, else `http://127.0.0.1:8000` (`make run`).
 
     `api_key` is optional (no key: Free limits per IP address); `key_header` picks how it is
     sent: `"authorization"` (`Authorization: Bearer <key>`, the default) or `"x-api-key"`.
@@ -115,7 +121,7 @@ class Client:
     def __init__(
         self,
         *,
-        base_url: str = DEFAULT_BASE_URL,
+        base_url: str | None = None,
         api_key: str | None = None,
         key_header: Literal["authorization", "x-api-key"] = "authorization",
         timeout: float = 30.0,
@@ -132,6 +138,7 @@ class Client:
                 headers["Authorization"] = f"Bearer {api_key}"
             else:
                 headers["X-API-Key"] = api_key
+        base_url = base_url or os.environ.get(BASE_URL_ENV) or DEFAULT_BASE_URL
         self.base_url = base_url.rstrip("/")
         self.max_retries = max_retries
         self.backoff = backoff
