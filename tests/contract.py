@@ -26,6 +26,8 @@ DOCUMENTED_PATHS = {
     "/api/v1/categories",
     "/api/v1/changes",
     "/api/v1/exports/startups.ndjson",
+    "/api/v1/webhooks/endpoints",
+    "/api/v1/webhooks/endpoints/{endpoint_id}",
     "/api/ai/discovery",
     "/api/ai/startups/{slug}",
 }
