@@ -17,7 +17,7 @@ from tests.test_changes import PROFILE, admin_client, admin_form, stripe_connect
 from tests.webhook_receiver import Receiver
 from verification.services import revenue_sync
 from webhooks.delivery import webhooks_run_once
-from webhooks.limits import EVENT_TYPES, RETRY_DELAYS
+from webhooks.limits import EVENT_TYPES, EVENTS_PER_MONTH, RETRY_DELAYS
 from webhooks.models import Delivery, Endpoint
 from webhooks.transport import post
 
@@ -340,3 +340,47 @@ def test_a_mirror_kept_by_webhooks_alone_equals_the_api(api_client, client):
                 mirror[data["slug"]] = {k: v for k, v in data["startup"].items() if k != "rank"}
     assert mirror == _list(api_client, raw)
     assert "s2" not in mirror and "s3" not in mirror and mirror["fresh"]["name"] == "Fresh 2"
+
+
+def test_the_monthly_event_allowance_stops_queueing(api_client, monkeypatch):
+    monkeypatch.setitem(EVENTS_PER_MONTH, "Free", 2)
+    _, raw = make_api_key()
+    startup = make_startup("A", slug="a", mrr=10)
+    with Receiver() as receiver:
+        register(api_client, raw, receiver.base_url, events=["startup.updated"])
+        drain()
+        for n in range(3):
+            startup_update(startup=startup, profile={"name": f"A{n}"}, mrr=10)
+            drain()
+    assert len(receiver.received) == 2
+    assert Delivery.objects.count() == 2
+
+
+def test_the_dashboard_lists_deliveries_and_sends_one_again(api_client, client):
+    key, raw = make_api_key()
+    startup = make_startup("A", slug="a", mrr=10)
+    client.force_login(key.account)
+    with Receiver(statuses=(500,)) as receiver:
+        page = client.post("/dashboard/webhooks/new/", {"url": receiver.base_url + "/<i>x</i>"})
+        assert page.status_code == 302
+        shown = client.get("/dashboard/webhooks/").content.decode()
+        secret = shown.split("<code>whsec_", 1)[1].split("</code>", 1)[0]
+        assert "whsec_" not in client.get("/dashboard/webhooks/").content.decode()  # once
+        assert "&lt;i&gt;x&lt;/i&gt;" in shown and "<i>x</i>" not in shown
+        drain()
+        startup_update(startup=startup, profile={"name": "A2"}, mrr=10)
+        drain()
+        delivery = Delivery.objects.get(event_type="startup.updated")
+        assert delivery.last_status_code == 500
+        listed = client.get("/dashboard/webhooks/").content.decode()
+        assert delivery.event_id in listed and "HTTP 500" in listed and "Send again" in listed
+        receiver.statuses = [200]
+        resend = client.post(f"/dashboard/webhooks/deliveries/{delivery.pk}/resend/")
+        assert resend.status_code == 302
+        drain()
+        Webhook("whsec_" + secret).verify(receiver.received[-1][1], receiver.received[-1][0])
+    delivery.refresh_from_db()
+    assert delivery.status == "delivered"
+    other = make_api_key()[0].account
+    client.force_login(other)
+    assert client.post(f"/dashboard/webhooks/deliveries/{delivery.pk}/resend/").status_code == 404

@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.core.mail import send_mail
-from django.db.models import Q
+from django.db.models import Min, Q
 from django.utils import timezone
 from standardwebhooks.webhooks import Webhook
 
@@ -91,16 +91,14 @@ def deliveries_send(*, now: datetime) -> int:
     """For each enabled endpoint, its oldest pending event when due (events of one endpoint go
     out one at a time, in order). Returns how many attempts were made."""
     attempts = 0
-    heads = (
+    firsts = (
         Delivery.objects.filter(status=Delivery.Status.PENDING, endpoint__enabled=True)
-        .order_by("endpoint_id", "id")
-        .select_related("endpoint__account")
+        .values("endpoint_id")
+        .annotate(first=Min("id"))
+        .values_list("first", flat=True)
     )
-    done: set[int] = set()
-    for delivery in heads.iterator():
-        if delivery.endpoint_id in done:
-            continue
-        done.add(delivery.endpoint_id)
+    heads = Delivery.objects.filter(pk__in=list(firsts)).select_related("endpoint__account")
+    for delivery in heads.order_by("endpoint_id"):
         if delivery.next_attempt_at and delivery.next_attempt_at > now:
             continue
         if not _take(delivery.endpoint, now):
