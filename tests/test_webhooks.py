@@ -159,6 +159,9 @@ def test_registration_answers_clear_errors(api_client, settings):
         {"url": "https://example.com/", "events": ["startup.exploded"]},
         {"url": "https://example.com/", "revenueThresholdPercent": -1},
         {"url": "https://user:pw@example.com/"},
+        {"url": "https://exa mple.com/\n"},
+        {"url": "https://example.com:99999/"},
+        {"url": "https://example.com/", "slugs": "acme"},
         {"url": 5},
     ]
     for body in bad:

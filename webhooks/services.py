@@ -39,6 +39,8 @@ def endpoint_url_check(url: str) -> str:
     """The URL as stored, or EndpointRefused: https (http only in development), a host, no
     credentials, and not an address deliveries would refuse."""
     url = url.strip()
+    if any(ord(c) < 33 or ord(c) == 127 for c in url):
+        raise EndpointRefused("`url` must not contain spaces or control characters.")
     try:
         parts = urlsplit(url)
         parts.port  # noqa: B018 - raises ValueError for a bad port
