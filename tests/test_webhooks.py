@@ -3,10 +3,12 @@ delivered to a real local receiver that verifies every signature with the `stand
 library, retried on schedule, disabled after failing for days, never sent to private
 addresses in production, and enough on their own to keep a mirror of the dataset exact."""
 
+import json
 from datetime import timedelta
 
 import pytest
 from django.core import mail
+from django.core.management import call_command
 from django.utils import timezone
 from standardwebhooks.webhooks import Webhook
 
@@ -387,3 +389,30 @@ def test_the_dashboard_lists_deliveries_and_sends_one_again(api_client, client):
     other = make_api_key()[0].account
     client.force_login(other)
     assert client.post(f"/dashboard/webhooks/deliveries/{delivery.pk}/resend/").status_code == 404
+
+
+def test_a_full_queue_disables_the_endpoint_and_tells_the_owner(api_client, monkeypatch):
+    monkeypatch.setattr("webhooks.events.QUEUE_BOUND", 1)
+    key, raw = make_api_key()
+    startup = make_startup("A", slug="a", mrr=10)
+    with Receiver(statuses=(500,)) as receiver:
+        created = register(api_client, raw, receiver.base_url, events=["startup.updated"])
+        drain()
+        for n in range(2):
+            startup_update(startup=startup, profile={"name": f"A{n}"}, mrr=10)
+        drain()
+    assert Delivery.objects.count() == 1  # the bound: the second event was not queued
+    endpoint = Endpoint.objects.get(pk=created["id"])
+    assert (endpoint.enabled, endpoint.disabled_reason) == (False, "queue full")
+    assert [m.to for m in mail.outbox] == [[key.account.email]]
+
+
+def test_the_command_runs_one_round(api_client):
+    _, raw = make_api_key()
+    startup = make_startup("A", slug="a", mrr=10)
+    with Receiver() as receiver:
+        register(api_client, raw, receiver.base_url, events=["startup.updated"])
+        call_command("deliver_webhooks")
+        startup_update(startup=startup, profile={"name": "A2"}, mrr=10)
+        call_command("deliver_webhooks")
+    assert [json.loads(body)["type"] for _, body in receiver.received] == ["startup.updated"]
