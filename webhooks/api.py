@@ -147,9 +147,10 @@ _KEYED = " Needs an API key (any plan); spends none of the monthly allowance."
 
 ENDPOINT_ID = OpenApiParameter(
     "endpoint_id",
-    int,
+    str,
     location=OpenApiParameter.PATH,
-    description="The endpoint's `id` (from the list or the registration's answer).",
+    description="The endpoint's `id` (digits; from the list or the registration's answer). "
+    "Anything else is `404 not_found`.",
 )
 
 
