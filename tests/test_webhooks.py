@@ -5,8 +5,10 @@ addresses in production, and enough on their own to keep a mirror of the dataset
 
 import json
 from datetime import timedelta
+from io import StringIO
 
 import pytest
+from cryptography.fernet import Fernet
 from django.core import mail
 from django.core.management import call_command
 from django.utils import timezone
@@ -416,3 +418,27 @@ def test_the_command_runs_one_round(api_client):
         startup_update(startup=startup, profile={"name": "A2"}, mrr=10)
         call_command("deliver_webhooks")
     assert [json.loads(body)["type"] for _, body in receiver.received] == ["startup.updated"]
+
+
+def test_secrets_rotate_with_the_encryption_keys_and_an_unreadable_one_disables(
+    api_client, settings
+):
+    old, new = Fernet.generate_key().decode(), Fernet.generate_key().decode()
+    settings.PROVIDER_KEY_ENCRYPTION_KEYS = [old]
+    _, raw = make_api_key()
+    startup = make_startup("A", slug="a", mrr=10)
+    with Receiver() as receiver:
+        endpoint = register(api_client, raw, receiver.base_url, events=["startup.updated"])
+        settings.PROVIDER_KEY_ENCRYPTION_KEYS = [new, old]
+        call_command("rotate_webhook_secrets", stdout=StringIO())
+        settings.PROVIDER_KEY_ENCRYPTION_KEYS = [new]
+        drain()
+        startup_update(startup=startup, profile={"name": "A2"}, mrr=10)
+        drain()
+        verified_events(receiver, endpoint["secret"])  # still signs with the same secret
+        assert len(receiver.received) == 1
+        settings.PROVIDER_KEY_ENCRYPTION_KEYS = [Fernet.generate_key().decode()]
+        startup_update(startup=startup, profile={"name": "A3"}, mrr=10)
+        drain()  # no exception: the endpoint is disabled, the round goes on
+    assert len(receiver.received) == 1
+    assert "unreadable" in Endpoint.objects.get(pk=endpoint["id"]).disabled_reason

@@ -12,7 +12,7 @@ from django.db.models import Min, Q
 from django.utils import timezone
 from standardwebhooks.webhooks import Webhook
 
-from verification.crypto import decrypt_key
+from verification.crypto import UnreadableKey, decrypt_key
 from webhooks.events import events_produce
 from webhooks.limits import RETRY_DELAYS
 from webhooks.models import Delivery, Endpoint
@@ -64,11 +64,13 @@ def _take(endpoint: Endpoint, now: datetime) -> bool:
 def delivery_attempt(delivery: Delivery, *, now: datetime) -> Outcome:
     """One attempt now: sign, send, record; schedule the retry or give up."""
     endpoint = delivery.endpoint
+    try:
+        secret = decrypt_key(endpoint.secret)
+    except UnreadableKey:
+        endpoint_disable(endpoint, reason="signing secret unreadable (encryption keys)", now=now)
+        return Outcome(None, "signing secret unreadable")
     headers = signed_headers(
-        secret=decrypt_key(endpoint.secret),
-        event_id=delivery.event_id,
-        body=delivery.payload,
-        now=now,
+        secret=secret, event_id=delivery.event_id, body=delivery.payload, now=now
     )
     outcome = post(endpoint.url, delivery.payload.encode(), headers)
     delivery.attempts += 1

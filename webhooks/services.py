@@ -9,7 +9,7 @@ from django.conf import settings
 from django.db import transaction
 
 from accounts.models import User
-from verification.crypto import encrypt_key
+from verification.crypto import UnreadableKey, encrypt_key, reencrypt_key
 from webhooks.limits import ENDPOINTS, EVENT_TYPES
 from webhooks.models import Endpoint
 from webhooks.transport import literal_refused
@@ -117,3 +117,17 @@ def endpoint_update(*, endpoint: Endpoint, data: dict) -> Endpoint:
 
 def endpoint_delete(*, endpoint: Endpoint) -> None:
     endpoint.delete()
+
+
+def endpoint_secrets_rotate() -> int:
+    """Re-encrypt every signing secret under the current first key; returns how many. A secret
+    no configured key decrypts is left as it is (its endpoint is disabled at its next delivery)."""
+    rotated = 0
+    for endpoint in Endpoint.objects.only("pk", "secret").iterator():
+        try:
+            token = reencrypt_key(endpoint.secret)
+        except UnreadableKey:
+            continue
+        Endpoint.objects.filter(pk=endpoint.pk).update(secret=token)
+        rotated += 1
+    return rotated
