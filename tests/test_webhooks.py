@@ -16,7 +16,14 @@ from standardwebhooks.webhooks import Webhook
 
 from founders.services import startup_create, startup_update
 from startups.models import Startup
-from tests.factories import bearer, make_account, make_api_key, make_startup, make_subscription
+from tests.factories import (
+    bearer,
+    make_account,
+    make_api_key,
+    make_startup,
+    make_subscription,
+    make_verification,
+)
 from tests.test_changes import PROFILE, admin_client, admin_form, stripe_connected
 from tests.webhook_receiver import Receiver
 from verification.services import revenue_sync
@@ -442,3 +449,29 @@ def test_secrets_rotate_with_the_encryption_keys_and_an_unreadable_one_disables(
         drain()  # no exception: the endpoint is disabled, the round goes on
     assert len(receiver.received) == 1
     assert "unreadable" in Endpoint.objects.get(pk=endpoint["id"]).disabled_reason
+
+
+def test_figures_going_stale_without_a_write_send_a_status_change(api_client, settings):
+    _, raw = make_api_key()
+    startup = make_startup("A", slug="a", mrr=10)
+    make_verification(startup, verified_at=timezone.now())  # `ok`
+    now = timezone.now()
+    with Receiver() as receiver:
+        wanted = ["verification.status_changed"]
+        endpoint = register(api_client, raw, receiver.base_url, events=wanted)
+        drain(now=now)
+        drain(now=now + timedelta(hours=settings.VERIFICATION_STALE_HOURS - 1))
+        assert receiver.received == []
+        later = timezone.now() + timedelta(hours=settings.VERIFICATION_STALE_HOURS + 1)
+        drain(now=later)
+        drain(now=later + timedelta(hours=1))  # once per aging
+        hook = Webhook(endpoint["secret"])
+        headers, body = receiver.received[0]
+        # Signed at the driven clock: checked with the library's own signing.
+        assert headers["webhook-signature"] == hook.sign(
+            headers["webhook-id"], later, body.decode()
+        )
+    [event] = [json.loads(body) for _, body in receiver.received]
+    assert event["type"] == "verification.status_changed"
+    assert (event["data"]["previousStatus"], event["data"]["status"]) == ("ok", "stale")
+    assert event["data"]["sequence"] is None

@@ -13,7 +13,7 @@ from django.utils import timezone
 from standardwebhooks.webhooks import Webhook
 
 from verification.crypto import UnreadableKey, decrypt_key
-from webhooks.events import events_produce
+from webhooks.events import events_produce, stale_events_produce
 from webhooks.limits import RETRY_DELAYS
 from webhooks.models import Delivery, Endpoint
 from webhooks.transport import Outcome, post
@@ -119,6 +119,7 @@ def webhooks_run_once(*, now: datetime | None = None) -> int:
     now = now or timezone.now()
     while events_produce(now=now):
         pass
+    stale_events_produce(now=now)
     return deliveries_send(now=now)
 
 

@@ -7,9 +7,10 @@ endpoint). Sequence numbers commit in order (startups/changes.py), so nothing is
 """
 
 from collections.abc import Iterable
-from datetime import datetime
+from datetime import datetime, timedelta
 
 import orjson
+from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import Max
 
@@ -20,8 +21,8 @@ from openstartup.renderers import camelize
 from startups.attestation import attestation_payload, attestation_sign
 from startups.changes import TOMBSTONES
 from startups.feed import change_feed
-from startups.freshness import verification_status
-from startups.models import Change, Startup
+from startups.freshness import OK, verification_status
+from startups.models import Change, Startup, Verification
 from startups.serializers import StartupListSerializer
 from webhooks.limits import EVENTS_PER_MONTH, QUEUE_BOUND
 from webhooks.models import Checkpoint, Delivery, Endpoint, StartupSeen
@@ -32,7 +33,7 @@ FIGURES = ("verification", "verification.mrr", "verification.arr", "verification
 FIGURES += ("verification.last30Days", "verification.customers", "verification.monthly")
 
 
-def _seen_of(startup: Startup) -> StartupSeen:
+def _seen_of(startup: Startup, now: datetime | None = None) -> StartupSeen:
     return StartupSeen(
         startup_id=startup.pk,
         slug=startup.slug,
@@ -40,7 +41,7 @@ def _seen_of(startup: Startup) -> StartupSeen:
         categories=list(startup.categories or []),
         verified=hasattr(startup, "verification"),
         mrr=startup.mrr,
-        status=verification_status(startup),
+        status=verification_status(startup, now=now),
     )
 
 
@@ -119,23 +120,59 @@ def _change_events(change: Change, row, startup, before: StartupSeen | None) -> 
     return events
 
 
-def _allowance_left(endpoint: Endpoint, month: datetime, cache: dict) -> int:
-    account_id = endpoint.account_id
-    if account_id not in cache:
-        account = User.objects.get(pk=account_id)
-        plan, _ = account_plan(account=account)
-        used = Delivery.objects.filter(
-            endpoint__account_id=account_id, created_at__gte=month
-        ).count()
-        cache[account_id] = EVENTS_PER_MONTH[plan.name] - used
-    return cache[account_id]
+class _Queue:
+    """Queues events for the enabled endpoints whose filters and subscriptions want them."""
+
+    def __init__(self, now: datetime):
+        self.now = now
+        self.endpoints = list(Endpoint.objects.filter(enabled=True))
+        self.month = datetime.combine(month_start(now), datetime.min.time(), tzinfo=now.tzinfo)
+        self.allowance: dict[int, int] = {}
+
+    def _allowance_left(self, endpoint: Endpoint) -> int:
+        account_id = endpoint.account_id
+        if account_id not in self.allowance:
+            plan, _ = account_plan(account=User.objects.get(pk=account_id))
+            used = Delivery.objects.filter(
+                endpoint__account_id=account_id, created_at__gte=self.month
+            ).count()
+            self.allowance[account_id] = EVENTS_PER_MONTH[plan.name] - used
+        return self.allowance[account_id]
+
+    def fan_out(self, events: list, states: list, *, at: datetime, id_prefix: str) -> None:
+        """Queue `events` ((type, data, predicate)) that happened `at` to every endpoint that
+        wants them; each event's id is `<id_prefix>_<type>` (unique per endpoint)."""
+        from webhooks.delivery import endpoint_disable  # the delivery side imports this module
+
+        for endpoint in self.endpoints:
+            if not endpoint.enabled or at < endpoint.created_at or not _matches(endpoint, states):
+                continue
+            for event_type, data, wanted in events:
+                if event_type not in endpoint.events or (wanted and not wanted(endpoint)):
+                    continue
+                if self._allowance_left(endpoint) <= 0:
+                    continue  # the month's events are used up: not queued (README)
+                pending = endpoint.deliveries.filter(status=Delivery.Status.PENDING)
+                if pending.count() >= QUEUE_BOUND:
+                    endpoint_disable(endpoint, reason="queue full", now=self.now)
+                    break
+                body = {"type": event_type, "timestamp": iso_timestamp(at), "data": data}
+                Delivery.objects.get_or_create(
+                    endpoint=endpoint,
+                    event_id=f"{id_prefix}_{event_type}",
+                    defaults={
+                        "event_type": event_type,
+                        "payload": orjson.dumps(body).decode(),
+                        "next_attempt_at": self.now,
+                        "created_at": self.now,
+                    },
+                )
+                self.allowance[endpoint.account_id] -= 1
 
 
 def events_produce(*, now: datetime, batch: int = BATCH) -> int:
     """Turn the changes after the checkpoint (up to `batch`) into queued deliveries. Returns
     how many changes were read (0: caught up)."""
-    from webhooks.delivery import endpoint_disable  # the delivery side imports this module
-
     with transaction.atomic():
         checkpoint = _start()
         page = change_feed(after=checkpoint.position, limit=batch)
@@ -143,9 +180,7 @@ def events_produce(*, now: datetime, batch: int = BATCH) -> int:
             return 0
         startups = _full(e.change.startup_id for e in page.entries)
         seen = StartupSeen.objects.in_bulk([e.change.startup_id for e in page.entries])
-        endpoints = list(Endpoint.objects.filter(enabled=True))
-        month = datetime.combine(month_start(now), datetime.min.time(), tzinfo=now.tzinfo)
-        allowance: dict[int, int] = {}
+        queue = _Queue(now)
         for entry in page.entries:
             change = entry.change
             startup = startups.get(change.startup_id)
@@ -156,33 +191,7 @@ def events_produce(*, now: datetime, batch: int = BATCH) -> int:
             states = [s for s in (before, startup and _seen_of(startup)) if s is not None]
             if not states:
                 states = [StartupSeen(startup_id=change.startup_id, slug=change.slug)]
-            for endpoint in endpoints:
-                if not endpoint.enabled or change.at < endpoint.created_at:
-                    continue
-                if not _matches(endpoint, states):
-                    continue
-                for event_type, data, wanted in events:
-                    if event_type not in endpoint.events or (wanted and not wanted(endpoint)):
-                        continue
-                    if _allowance_left(endpoint, month, allowance) <= 0:
-                        continue  # the month's events are used up: not queued (README)
-                    pending = endpoint.deliveries.filter(status=Delivery.Status.PENDING)
-                    if pending.count() >= QUEUE_BOUND:
-                        endpoint_disable(endpoint, reason="queue full", now=now)
-                        break
-                    body = {"type": event_type, "timestamp": iso_timestamp(change.at)}
-                    body["data"] = data
-                    Delivery.objects.get_or_create(
-                        endpoint=endpoint,
-                        event_id=f"msg_{change.id}_{event_type}",
-                        defaults={
-                            "event_type": event_type,
-                            "payload": orjson.dumps(body).decode(),
-                            "next_attempt_at": now,
-                            "created_at": now,
-                        },
-                    )
-                    allowance[endpoint.account_id] -= 1
+            queue.fan_out(events, states, at=change.at, id_prefix=f"msg_{change.id}")
             if change.kind in TOMBSTONES:
                 StartupSeen.objects.filter(startup_id=change.startup_id).delete()
                 seen.pop(change.startup_id, None)
@@ -192,3 +201,41 @@ def events_produce(*, now: datetime, batch: int = BATCH) -> int:
         checkpoint.position = page.last
         checkpoint.save(update_fields=["position"])
         return len(page.entries)
+
+
+def stale_events_produce(*, now: datetime) -> int:
+    """`verification.status_changed` to `stale` for verified figures that aged past
+    VERIFICATION_STALE_HOURS without any write (no Change row marks that moment). The event id
+    is `msg_stale_<startup id>_<verified-at seconds>`: once per aging. Returns how many."""
+    cutoff = now - timedelta(hours=settings.VERIFICATION_STALE_HOURS)
+    aged = StartupSeen.objects.filter(status=OK).values_list("startup_id", flat=True)
+    ids = list(
+        Verification.objects.filter(startup_id__in=aged, verified_at__lt=cutoff).values_list(
+            "startup_id", flat=True
+        )[:BATCH]
+    )
+    if not ids:
+        return 0
+    with transaction.atomic():
+        queue = _Queue(now)
+        startups = _full(ids)
+        for before in StartupSeen.objects.select_for_update().filter(pk__in=ids, status=OK):
+            startup = startups.get(before.startup_id)
+            if startup is None:
+                continue
+            after = _seen_of(startup, now)
+            if after.status == before.status:
+                continue
+            data = {"sequence": None, "slug": startup.slug}
+            data |= {"previousStatus": before.status, "status": after.status}
+            verified_at = startup.verification.verified_at
+            stamp = int(verified_at.timestamp())
+            queue.fan_out(
+                [("verification.status_changed", data, None)],
+                [before, after],
+                at=startup.verification.verified_at
+                + timedelta(hours=settings.VERIFICATION_STALE_HOURS),
+                id_prefix=f"msg_stale_{startup.pk}_{stamp}",
+            )
+            after.save()
+    return len(ids)
