@@ -475,3 +475,19 @@ def test_figures_going_stale_without_a_write_send_a_status_change(api_client, se
     assert event["type"] == "verification.status_changed"
     assert (event["data"]["previousStatus"], event["data"]["status"]) == ("ok", "stale")
     assert event["data"]["sequence"] is None
+
+
+def test_old_finished_deliveries_are_pruned(api_client):
+    _, raw = make_api_key()
+    startup = make_startup("A", slug="a", mrr=10)
+    now = timezone.now()
+    with Receiver() as receiver:
+        register(api_client, raw, receiver.base_url, events=["startup.updated"])
+        drain(now=now)
+        startup_update(startup=startup, profile={"name": "A2"}, mrr=10)
+        drain(now=now)
+    assert Delivery.objects.get().status == "delivered"
+    drain(now=now + timedelta(days=34))
+    assert Delivery.objects.count() == 1
+    drain(now=now + timedelta(days=36))
+    assert Delivery.objects.count() == 0

@@ -14,7 +14,7 @@ from standardwebhooks.webhooks import Webhook
 
 from verification.crypto import UnreadableKey, decrypt_key
 from webhooks.events import events_produce, stale_events_produce
-from webhooks.limits import RETRY_DELAYS
+from webhooks.limits import DELIVERY_RETENTION, RETRY_DELAYS
 from webhooks.models import Delivery, Endpoint
 from webhooks.transport import Outcome, post
 
@@ -120,7 +120,17 @@ def webhooks_run_once(*, now: datetime | None = None) -> int:
     while events_produce(now=now):
         pass
     stale_events_produce(now=now)
+    deliveries_prune(now=now)
     return deliveries_send(now=now)
+
+
+def deliveries_prune(*, now: datetime) -> int:
+    """Forget delivered and failed events older than DELIVERY_RETENTION (pending ones stay)."""
+    old = Delivery.objects.filter(created_at__lt=now - DELIVERY_RETENTION).exclude(
+        status=Delivery.Status.PENDING
+    )
+    deleted, _ = old.delete()
+    return deleted
 
 
 def delivery_resend(delivery: Delivery, *, now: datetime | None = None) -> None:

@@ -27,3 +27,5 @@ EVENT_TYPES = (
     "revenue.changed",
     "attestation.issued",
 )
+# Delivered and failed events are kept this long (the dashboard's log; the month's count).
+DELIVERY_RETENTION = timedelta(days=35)

@@ -62,7 +62,10 @@ class Delivery(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["endpoint", "event_id"], name="delivery_once"),
         ]
-        indexes = [models.Index(fields=["endpoint", "status", "id"], name="delivery_queue")]
+        indexes = [
+            models.Index(fields=["endpoint", "status", "id"], name="delivery_queue"),
+            models.Index(fields=["created_at"], name="delivery_created"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.event_id} -> {self.endpoint_id}"
