@@ -4,6 +4,7 @@ library, retried on schedule, disabled after failing for days, never sent to pri
 addresses in production, and enough on their own to keep a mirror of the dataset exact."""
 
 import json
+import time
 from datetime import timedelta
 from io import StringIO
 
@@ -24,6 +25,7 @@ from tests.factories import (
     make_subscription,
     make_verification,
 )
+from tests.fake_server import Stream, answer
 from tests.test_changes import PROFILE, admin_client, admin_form, stripe_connected
 from tests.webhook_receiver import Receiver
 from verification.services import revenue_sync
@@ -491,3 +493,28 @@ def test_old_finished_deliveries_are_pruned(api_client):
     assert Delivery.objects.count() == 1
     drain(now=now + timedelta(days=36))
     assert Delivery.objects.count() == 0
+
+
+class _Dripping(Receiver):
+    """Answers 200 at once, then drips its body a byte at a time."""
+
+    def post(self, request) -> None:
+        request.rfile.read(int(request.headers.get("Content-Length") or 0))
+        self.received.append((dict(request.headers.items()), b""))
+        answer(request, 200, {"Content-Length": "100000"}, Stream(self._drip))
+
+    @staticmethod
+    def _drip(out) -> None:
+        for _ in range(100):
+            out.write(b" ")
+            out.flush()
+            time.sleep(0.1)
+
+
+def test_a_receiver_dripping_its_answer_is_not_waited_for(monkeypatch):
+    monkeypatch.setattr("webhooks.transport.TIMEOUT_SECONDS", 0.5)
+    started = time.monotonic()
+    with _Dripping() as receiver:
+        outcome = post(receiver.base_url, b"{}", {})
+        took = time.monotonic() - started
+    assert outcome.ok and took < 3

@@ -10,6 +10,7 @@ production) lets tests and local development deliver to 127.0.0.1.
 
 import ipaddress
 import socket
+import time
 from dataclasses import dataclass
 from urllib.parse import urlsplit, urlunsplit
 
@@ -107,12 +108,13 @@ def post(url: str, body: bytes, headers: dict[str, str]) -> Outcome:
                 "POST", target, content=body, headers=request_headers, extensions=extensions
             )
             response = client.send(request, stream=True)
+            deadline = time.monotonic() + TIMEOUT_SECONDS
             try:
                 kept = b""
                 for chunk in response.iter_raw():
                     kept += chunk
-                    if len(kept) >= BODY_CAP:
-                        break
+                    if len(kept) >= BODY_CAP or time.monotonic() > deadline:
+                        break  # the status is what counts; a dripping body is not waited for
             finally:
                 response.close()
             text = kept[:BODY_CAP].decode("utf-8", "replace")
