@@ -2,6 +2,7 @@ import logging
 import time
 
 from django.core.management.base import BaseCommand, CommandParser
+from django.db import close_old_connections
 
 from webhooks.delivery import webhooks_run_once
 
@@ -26,5 +27,6 @@ class Command(BaseCommand):
                 sent = 0
             if not loop:
                 return
+            close_old_connections()  # a long-lived process: drop a connection the server closed
             if not sent:
                 time.sleep(interval)
