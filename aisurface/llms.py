@@ -48,6 +48,9 @@ HIDDEN_ROUTES = {
     "founder-startup-edit",
     "founder-startup-connect",
     "founder-startup-sync",
+    # The dashboard's webhook form and "send again" button (webhooks/urls.py).
+    "webhook-create",
+    "webhook-resend",
     "founder-startup-disconnect",
     "billing-upgrade",
     "billing-manage",
@@ -281,6 +284,27 @@ ROUTE_DOCS = {
         "Founders' dashboard",
         "GET",
         "Create API keys (shown once), revoke them, see the plan and this month's usage.",
+    ),
+    "webhooks": RouteDoc(
+        PAGES,
+        "Webhooks",
+        "GET",
+        "Register webhook endpoints, see recent deliveries and send one again.",
+    ),
+    "webhook-endpoints": RouteDoc(
+        REST,
+        "Webhook endpoints",
+        "GET",
+        "With an API key: list (GET) or register (POST) signed webhook endpoints; the secret "
+        "is answered once. Events and signing: the README's Webhooks section.",
+        linkable=False,
+    ),
+    "webhook-endpoint": RouteDoc(
+        REST,
+        "One webhook endpoint",
+        "GET",
+        "With an API key: read (GET), change (PATCH) or delete (DELETE) one endpoint.",
+        linkable=False,
     ),
     "founder-startups": RouteDoc(
         PAGES,

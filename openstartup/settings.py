@@ -239,6 +239,7 @@ INSTALLED_APPS = [
     "founders",
     "billing",
     "transparency",
+    "webhooks",  # above every other app: nothing imports it
 ]
 
 MIDDLEWARE = [
@@ -630,3 +631,9 @@ OPERATOR_CONTACT = os.environ.get("OPERATOR_CONTACT", "").strip()
 # {"USD": "1", "EUR": "1.08", ...} replaces it; REVENUE_FX_RATES_DATE says when those rates held.
 REVENUE_FX_RATES = None
 REVENUE_FX_RATES_DATE = None
+
+# Webhooks (webhooks/, README "Webhooks"). Plain http:// endpoints only while DEBUG or
+# WEBHOOKS_ALLOW_HTTP; loopback and private addresses only with WEBHOOKS_ALLOW_PRIVATE_ADDRESSES
+# (tests and local development; never in production).
+WEBHOOKS_ALLOW_HTTP = env_bool("WEBHOOKS_ALLOW_HTTP", DEBUG and not PRODUCTION)
+WEBHOOKS_ALLOW_PRIVATE_ADDRESSES = env_bool("WEBHOOKS_ALLOW_PRIVATE_ADDRESSES", False)

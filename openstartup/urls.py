@@ -12,6 +12,7 @@ from openstartup.docs_page import ApiReferenceView
 from startups import feed_views, pages
 from startups import views as startup_views
 from transparency import views as log_views
+from webhooks import api as webhook_api
 
 register_converter(AnyTextConverter, "anytext")
 
@@ -56,6 +57,16 @@ urlpatterns = [
         name="startup-detail",
     ),
     re_path(r"^api/v1/changes/?$", feed_views.ChangeFeedView.as_view(), name="change-feed"),
+    re_path(
+        r"^api/v1/webhooks/endpoints/?$",
+        webhook_api.WebhookEndpointListView.as_view(),
+        name="webhook-endpoints",
+    ),
+    path(
+        "api/v1/webhooks/endpoints/<anytext:endpoint_id>",
+        webhook_api.WebhookEndpointDetailView.as_view(),
+        name="webhook-endpoint",
+    ),
     re_path(
         r"^api/v1/categories/?$", startup_views.CategoryListView.as_view(), name="category-list"
     ),
@@ -107,6 +118,7 @@ urlpatterns = [
     path("", include("apikeys.urls")),
     path("", include("founders.urls")),
     path("", include("billing.urls")),
+    path("", include("webhooks.urls")),
     path("", pages.landing, name="home"),
 ]
 

@@ -32,6 +32,8 @@ DOCUMENTED_PATHS = {
     "/api/v1/log/entries",
     "/api/v1/log/proof/inclusion",
     "/api/v1/log/proof/consistency",
+    "/api/v1/webhooks/endpoints",
+    "/api/v1/webhooks/endpoints/{endpoint_id}",
     "/api/ai/discovery",
     "/api/ai/startups/{slug}",
 }

@@ -1,5 +1,5 @@
-"""`make run` runs the Procfile with honcho: the web server and the refresh worker start
-together, and one Ctrl-C (SIGINT to the process group) stops both."""
+"""`make run` runs the Procfile with honcho: the web server, the refresh worker and the webhook
+delivery process start together, and one Ctrl-C (SIGINT to the process group) stops them all."""
 
 import os
 import re
@@ -21,17 +21,18 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def test_the_procfile_runs_the_web_server_and_the_hourly_refresh_worker():
+def test_the_procfile_runs_the_web_server_the_refresh_worker_and_webhook_delivery():
     processes = dict(
         line.split(":", 1) for line in (ROOT / "Procfile").read_text().splitlines() if line
     )
-    assert set(processes) == {"web", "worker"}
+    assert set(processes) == {"web", "worker", "webhook"}
     assert processes["web"].split()[:2] == ["gunicorn", "openstartup.wsgi"]
     assert "manage.py sync_revenue --all --loop" in processes["worker"]
+    assert "manage.py deliver_webhooks --loop" in processes["webhook"]
     assert "honcho start" in (ROOT / "Makefile").read_text()
 
 
-def test_honcho_starts_both_processes_and_one_ctrl_c_stops_both(tmp_path):
+def test_honcho_starts_every_process_and_one_ctrl_c_stops_them(tmp_path):
     env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL", "PORT")}
     env.update(
         SQLITE_PATH=str(tmp_path / "run.sqlite3"),
@@ -66,10 +67,12 @@ def test_honcho_starts_both_processes_and_one_ctrl_c_stops_both(tmp_path):
             except OSError:
                 time.sleep(0.1)
         assert status == 200
-        started = dict(re.findall(r"(web|worker)\.1 started \(pid=(\d+)\)", log.read_text()))
-        assert set(started) == {"web", "worker"}
+        pattern = r"(web|worker|webhook)\.1 started \(pid=(\d+)\)"
+        started = dict(re.findall(pattern, log.read_text()))
+        assert set(started) == {"web", "worker", "webhook"}
         worker = int(started["worker"])
         os.kill(worker, 0)  # the refresh worker is running
+        os.kill(int(started["webhook"]), 0)  # and the webhook delivery process
 
         os.killpg(honcho.pid, signal.SIGINT)  # what Ctrl-C in the terminal does
         honcho.wait(timeout=40)
