@@ -727,11 +727,11 @@ def test_the_deadline_thread_is_not_woken_by_every_request_yet_fires_a_sooner_de
     notify = watchdog._cond.notify
     watchdog._cond.notify = lambda *args: (wakes.append(1), notify(*args))
     for _ in range(500):  # 500 requests, each with the usual deadline
-        watch = _Watch(time.monotonic() + 5, Unconnected())
+        watch = _Watch(time.monotonic() + 5, [Unconnected()])
         watchdog.arm(watch)
         watchdog.disarm(watch)
     assert len(wakes) <= 2
-    soon = _Watch(time.monotonic() + 0.05, Unconnected())
+    soon = _Watch(time.monotonic() + 0.05, [Unconnected()])
     watchdog.arm(soon)
     waited = time.monotonic()
     while not soon.expired and time.monotonic() - waited < 3:
