@@ -193,6 +193,7 @@ for name, call in [
     ("mcp", lambda: client.post("/api/mcp", mcp, content_type="application/json")),
     ("readyz", lambda: client.get("/readyz")),
     ("healthz", lambda: client.get("/healthz")),
+    ("page", lambda: client.get("/startups/acme")),
 ]:
     started = time.monotonic()
     response = call()
@@ -200,7 +201,11 @@ for name, call in [
         "status": response.status_code,
         "seconds": time.monotonic() - started,
         "type": response.get("Content-Type"),
-        "body": json.loads(response.content),
+        "body": (
+            json.loads(response.content)
+            if response.get("Content-Type", "").startswith("application/json")
+            else response.content.decode()
+        ),
     }
 print(json.dumps(results))
 """
@@ -228,6 +233,10 @@ def test_with_postgresql_unreachable_every_endpoint_gives_a_quick_503_json(failu
         silent.close()
     results = json.loads(out.strip().splitlines()[-1])
     assert results.pop("healthz")["status"] == 200
+    # The site's pages get the site's styled 503 page, not the API's JSON (issue 34 §2).
+    page = results.pop("page")
+    assert (page["status"], page["type"]) == (503, "text/html; charset=utf-8")
+    assert "Temporarily unavailable" in page["body"] and page["seconds"] < 3
     readyz = results.pop("readyz")
     assert readyz["status"] == 503
     assert readyz["body"]["checks"]["database"] == "down"
