@@ -23,7 +23,7 @@ from django.test import Client
 from openstartup.logs import OncePerInterval
 from openstartup.settings import redis_cache
 from tests.factories import make_ai_startup, make_api_key, make_startup, make_subscription
-from tests.processes import run_to_the_end
+from tests.processes import run_to_the_end, skip_behind_pgbouncer
 
 ROOT = Path(__file__).resolve().parent.parent
 ON_POSTGRES = os.environ.get("DATABASE_URL", "").startswith("postgres")
@@ -687,6 +687,7 @@ def _ignore_errors(call, *args):
 
 
 @pytest.mark.skipif(not ON_POSTGRES, reason="needs PostgreSQL (DATABASE_URL)")
+@skip_behind_pgbouncer  # no session SET there: the timeout belongs to the role
 @pytest.mark.django_db(transaction=True)
 def test_connections_opened_by_web_requests_carry_the_statement_timeout(client, settings):
     """A slow statement is cancelled by PostgreSQL itself at the request deadline."""
@@ -749,6 +750,7 @@ def test_the_deadline_thread_is_not_woken_by_every_request_yet_fires_a_sooner_de
 
 
 @pytest.mark.skipif(not ON_POSTGRES, reason="needs PostgreSQL (DATABASE_URL)")
+@skip_behind_pgbouncer  # the proxy would count PgBouncer's round trips, not the app's
 @pytest.mark.django_db(transaction=True)
 def test_a_cached_answer_is_one_round_trip_and_a_killed_kept_connection_is_replaced():
     """The generation-token query is also the request's connection health check: a cached
