@@ -568,12 +568,12 @@ def test_a_hung_or_slow_database_gives_503_within_the_deadline_and_healthz_answe
                     assert (status, body["error"]["code"]) == (503, "service_unavailable"), mode
                     assert "slow" in body["error"]["message"], mode
                     assert headers["Retry-After"] == "5"
-                    # The deadline, plus at most libpq's 2 s minimum when a reconnect starts
-                    # just before it, plus a moment.
-                    assert seconds < deadline + 2.5, (mode, seconds)
+                    # The deadline plus a moment (issue 34: a reconnect, a commit or a
+                    # cursor read used to run up to 2 s and more past it).
+                    assert seconds < deadline + 1, (mode, seconds)
                     status, _, seconds = http_get(port, "/healthz")
                     assert status == 200
-                    assert seconds < deadline + 1.5, (mode, seconds)
+                    assert seconds < 1, (mode, seconds)
                 status, body, seconds = http_get(port, "/readyz")
                 assert (status, body["checks"]["database"]) == (503, "down")
                 assert seconds < 3 + 1.5
