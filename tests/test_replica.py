@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parent.parent
 DEADLINE = 3
 SLUG = "replica-probe"
 
-pytestmark = pytest.mark.skipif(not ON_POSTGRES, reason="needs PostgreSQL (DATABASE_URL)")
+needs_postgres = pytest.mark.skipif(not ON_POSTGRES, reason="needs PostgreSQL (DATABASE_URL)")
 
 
 def _bin_dir() -> Path:
@@ -261,6 +261,7 @@ def server(clusters) -> Iterator[int]:
         yield port
 
 
+@needs_postgres
 def test_a_frozen_replica_never_holds_a_request_past_its_deadline(clusters, server):
     """SIGSTOP on every process of the standby: it accepts connections (the kernel does) and
     never answers. Requests used to hang with no end (12 with no answer after 40 s)."""
@@ -283,6 +284,7 @@ def test_a_frozen_replica_never_holds_a_request_past_its_deadline(clusters, serv
             os.kill(pid, signal.SIGCONT)
 
 
+@needs_postgres
 def test_a_stopped_replica_is_skipped_and_readyz_names_it(clusters, server):
     """The standby stopped: history, the HTML profile, .md, badge and MCP history used to
     answer 503 while /readyz said ready."""
@@ -305,6 +307,7 @@ def test_a_stopped_replica_is_skipped_and_readyz_names_it(clusters, server):
     _wait_until_replayed(primary, standby)
 
 
+@needs_postgres
 def test_with_replay_paused_an_unpublished_startup_is_gone_everywhere_at_once(clusters, server):
     """Replay paused on the standby, the startup unpublished on the primary: every surface says
     404 on the very next request (the HTML profile, .md, badge and history used to keep it,
@@ -325,3 +328,18 @@ def test_with_replay_paused_an_unpublished_startup_is_gone_everywhere_at_once(cl
         standby.sql("SELECT pg_wal_replay_resume()")
     _wait_until_replayed(primary, standby)
     assert states(surfaces(server, SLUG)) == dict.fromkeys(SURFACES, "gone")
+
+
+@pytest.mark.django_db
+def test_public_pages_are_keyed_by_the_data_token_not_kept_by_the_clock(client, settings):
+    """The page cache kept a profile 180 s whatever was written (issue 34 §3): an unpublished
+    startup stayed on its HTML profile, .md and badge."""
+    from tests.factories import make_startup
+
+    settings.PUBLIC_PAGE_CACHE_SECONDS = 180
+    startup = make_startup(name="Kept Page", slug="kept-page", mrr=300)
+    paths = ["/startups/kept-page", "/startups/kept-page.md", "/startups/kept-page/badge.svg"]
+    assert [client.get(path).status_code for path in paths] == [200, 200, 200]
+    startup.is_published = False
+    startup.save()
+    assert [client.get(path).status_code for path in paths] == [404, 404, 404]
