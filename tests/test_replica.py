@@ -343,3 +343,24 @@ def test_public_pages_are_keyed_by_the_data_token_not_kept_by_the_clock(client, 
     startup.is_published = False
     startup.save()
     assert [client.get(path).status_code for path in paths] == [404, 404, 404]
+
+
+def test_lag_is_measured_from_the_replay_position_and_opens_the_breaker(monkeypatch, settings):
+    """Lagging: a primary position seen more than REPLICA_MAX_LAG_SECONDS ago is still not
+    replayed. A replica that keeps replaying what it was asked to is never called lagging."""
+    from openstartup import replica
+
+    clock = [1000.0]
+    monkeypatch.setattr(replica.time, "monotonic", lambda: clock[0])
+    settings.REPLICA_MAX_LAG_SECONDS = 1
+    breaker = replica.ReplicaBreaker()
+    assert breaker.observe(100, 100) is True
+    assert breaker.observe(200, 150) is False  # behind: this request reads the primary
+    clock[0] += 0.8
+    assert breaker.observe(260, 210) is False  # replayed 200 meanwhile: a new position to wait for
+    clock[0] += 0.8
+    assert breaker.observe(300, 250) is False and not breaker.is_open()  # 260 seen 0.8 s ago
+    clock[0] += 0.5
+    assert breaker.observe(320, 255) is False and breaker.is_open()  # 260 pending for 1.3 s
+    clock[0] += settings.REPLICA_BREAKER_SECONDS + 0.1
+    assert not breaker.is_open() and breaker.observe(400, 400) is True
