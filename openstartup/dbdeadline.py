@@ -1,23 +1,27 @@
 """The per-request database deadline: a request that cannot be served in time answers 503.
 
 Every request gets `DB_REQUEST_DEADLINE_SECONDS` (from its start) for its database work on
-PostgreSQL. Three things enforce it:
+PostgreSQL, on every alias (the primary and the read replica alike). Three things enforce it:
 
 - PostgreSQL's own `statement_timeout` (the same number of seconds), set once on each
   connection a web request opens: a slow query is cancelled by the server, cleanly.
 - A watchdog thread: when a request is still waiting on the database at its deadline (a server
-  that accepts and never answers, a network that drops every packet, a round trip that takes
-  seconds), it shuts the connection's socket down. The blocked call returns at once with an
-  error, the request answers `503 service_unavailable` ("slow"), and Django discards the
-  connection. Work the request does outside the database is never interrupted.
+  that accepts and never answers or is frozen, a network that drops every packet, a round trip
+  that takes seconds), it shuts down the socket of each of the request's connections that has a
+  command in progress (a query, a commit, a health check, a cursor fetch). The blocked call
+  returns at once with an error, the request answers `503 service_unavailable` ("slow"), and
+  Django discards the connection. Work the request does outside the database is never
+  interrupted.
 - Once the deadline has passed, a further query of that request fails at once.
 
 The deadline covers Django's whole middleware stack (`DatabaseDeadlineMiddleware`, first in
 MIDDLEWARE) and ends with it, however the request ends.
 
 Connecting is bounded by `DB_CONNECT_TIMEOUT` and, in a request, by what is left of the deadline
-(openstartup/postgresql: libpq counts whole seconds, at least 2), so a request answers within
-the deadline plus a moment (at most 2 s more when a reconnect starts just before it).
+(openstartup/postgresql: psycopg waits for the connection itself, and that wait is cut to
+what the deadline leaves), so a request answers within the deadline plus a moment.
+`bounded()` gives one step (a probe of one alias, the replica check) a shorter deadline of its
+own. `/healthz` needs no database and gets no deadline.
 Management commands and the refresh worker are not web requests: no deadline.
 """
 
@@ -26,15 +30,23 @@ import os
 import socket
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
 from django.conf import settings
-from django.db import DEFAULT_DB_ALIAS, OperationalError, connections
+from django.db import OperationalError, connections
 from django.db.backends.signals import connection_created
 from django.dispatch import receiver
 from django.http import HttpRequest, HttpResponse
+
+try:
+    from psycopg.pq import TransactionStatus
+
+    _ACTIVE = TransactionStatus.ACTIVE
+except ImportError:  # SQLite-only installs: the deadline applies to PostgreSQL only
+    _ACTIVE = None
 
 
 class DeadlineExceeded(OperationalError):
@@ -42,36 +54,43 @@ class DeadlineExceeded(OperationalError):
 
 
 class _Watch:
-    """One request's deadline and whether it is waiting on the database right now."""
+    """One request's deadline, the connections it covers (every PostgreSQL alias) and which
+    alias the request reads the dataset from (openstartup/replica.py decides once)."""
 
-    __slots__ = ("expires", "wrapper", "waiting", "expired")
+    __slots__ = ("expires", "wrappers", "expired", "read_alias")
 
-    def __init__(self, expires: float, wrapper: Any):
+    def __init__(self, expires: float, wrappers: list[Any]):
         self.expires = expires
-        self.wrapper = wrapper
-        # Until the first query returns the request may be connecting or running Django's
-        # connection health check (`SELECT 1`), both outside the execute wrappers.
-        self.waiting = True
+        self.wrappers = wrappers
         self.expired = False
+        self.read_alias: str | None = None
 
     def fire(self) -> None:
-        self.expired = True
-        if not self.waiting:
-            return  # the next query fails at once instead
-        raw = getattr(self.wrapper, "connection", None)
-        try:
-            fd = raw.fileno() if raw is not None and not raw.closed else -1
-        except Exception:  # closed or half-open meanwhile: nothing to cut
+        self.expired = True  # the next query fails at once
+        for wrapper in self.wrappers:
+            _cut_if_busy(wrapper)
+
+
+def _cut_if_busy(wrapper: Any) -> None:
+    """Shut down the socket of `wrapper`'s connection if a command is in progress on it (a
+    query, a commit, Django's health check, a fetch from a server-side cursor): the blocked
+    call returns at once with an error. An idle connection is left alone."""
+    raw = getattr(wrapper, "connection", None)
+    try:
+        if raw is None or raw.closed or raw.pgconn.transaction_status != _ACTIVE:
             return
-        if fd < 0:
-            return
-        try:
-            # A duplicate of the descriptor: shutdown() acts on the connection they share,
-            # waking the blocked call, and closing the duplicate leaves psycopg's own alone.
-            with socket.socket(fileno=os.dup(fd)) as sock:
-                sock.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
+        fd = raw.fileno()
+    except Exception:  # closed or half-open meanwhile: nothing to cut
+        return
+    if fd < 0:
+        return
+    try:
+        # A duplicate of the descriptor: shutdown() acts on the connection they share,
+        # waking the blocked call, and closing the duplicate leaves psycopg's own alone.
+        with socket.socket(fileno=os.dup(fd)) as sock:
+            sock.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
 
 
 class _Watchdog:
@@ -136,6 +155,8 @@ def seconds() -> int:
 
 # /readyz answers sooner than a request may take: a probe must not outlive its own timeout.
 READYZ_DEADLINE_SECONDS = 2
+# Paths that never touch the database (the liveness probe): no deadline to arm.
+NO_DATABASE_PATHS = frozenset({"/healthz"})
 
 
 def shorten(limit: float) -> None:
@@ -155,6 +176,30 @@ def remaining() -> float | None:
     return 0.0 if watch.expired else watch.expires - time.monotonic()
 
 
+@contextmanager
+def bounded(limit: float) -> Iterator[None]:
+    """Run the block under a deadline of at most `limit` seconds from now (a probe of one
+    alias, the replica's check); afterwards the request's own deadline applies again."""
+    watch = _current.get()
+    if watch is None:
+        yield
+        return
+    expires = watch.expires
+    shorten(limit)
+    try:
+        yield
+    finally:
+        with _watchdog._cond:
+            watch.expires = expires
+            watch.expired = time.monotonic() >= expires
+            _watchdog._plan(expires)
+            _watchdog._watches.add(watch)  # fired early: armed again for its own deadline
+
+
+def current() -> "_Watch | None":
+    return _current.get()
+
+
 def exceeded() -> bool:
     """Whether the current request's database deadline has passed."""
     watch = _current.get()
@@ -168,11 +213,7 @@ def _guard(execute, sql, params, many, context):
     if watch.expired or time.monotonic() >= watch.expires:
         watch.expired = True
         raise DeadlineExceeded("The request's database deadline has passed.")
-    watch.waiting = True
-    try:
-        return execute(sql, params, many, context)
-    finally:
-        watch.waiting = False
+    return execute(sql, params, many, context)
 
 
 def _applies(wrapper: Any) -> bool:
@@ -188,12 +229,15 @@ class DatabaseDeadlineMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        wrapper = connections[DEFAULT_DB_ALIAS]
-        if not _applies(wrapper):
+        if request.path in NO_DATABASE_PATHS:
             return self.get_response(request)
-        if _guard not in wrapper.execute_wrappers:
-            wrapper.execute_wrappers.append(_guard)
-        watch = _Watch(time.monotonic() + seconds(), wrapper)
+        wrappers = [connections[alias] for alias in connections if _applies(connections[alias])]
+        if not wrappers:
+            return self.get_response(request)
+        for wrapper in wrappers:
+            if _guard not in wrapper.execute_wrappers:
+                wrapper.execute_wrappers.append(_guard)
+        watch = _Watch(time.monotonic() + seconds(), wrappers)
         reset = _current.set(watch)
         _watchdog.arm(watch)
         try:

@@ -206,7 +206,9 @@ def database_unavailable(
     request: HttpRequest | None = None, error: BaseException | None = None
 ) -> HttpResponse:
     """The 503 every surface answers while the database cannot serve (one place for the rule):
-    the spec's error body, or on /api/mcp a JSON-RPC error object carrying the request's id."""
+    the spec's error body, or on /api/mcp a JSON-RPC error object carrying the request's id;
+    the site's pages (HTML, their Markdown and badge twins) get the styled page
+    (templates/503.html), which reads nothing from the database."""
     if _database_slow(error):
         message = "The database is too slow to answer in time; retry shortly."
     else:
@@ -214,7 +216,25 @@ def database_unavailable(
     headers = {"Retry-After": str(DATABASE_RETRY_AFTER_SECONDS), "Cache-Control": "no-store"}
     if request is not None and is_mcp_path(request.path):
         return mcp_api_error(request, "service_unavailable", message, 503, headers)
+    if request is not None and not is_machine_read(request.path):
+        return _html_unavailable(request, message, headers)
     return json_error("service_unavailable", message, 503, headers=headers)
+
+
+def _html_unavailable(request: HttpRequest, message: str, headers: dict[str, str]) -> HttpResponse:
+    from django.shortcuts import render
+
+    try:
+        response = render(request, "503.html", {"message": message}, status=503)
+    except Exception:  # the page itself failed: a plain one, still HTML
+        response = HttpResponse(
+            f"<!doctype html><title>Temporarily unavailable</title><p>{message}</p>",
+            status=503,
+            content_type="text/html; charset=utf-8",
+        )
+    for name, value in headers.items():
+        response[name] = value
+    return response
 
 
 def json_content_type(request: HttpRequest) -> bool:

@@ -3,34 +3,50 @@
 `/healthz` says the process answers (liveness: restart it if not). It touches neither the
 database nor Redis, so it answers while either is down or slow.
 
-`/readyz` says it can serve (readiness: take it out of rotation if not): PostgreSQL and the cache
-both answer. It has its own deadline, READYZ_DEADLINE_SECONDS: the database check runs under
-it (openstartup/dbdeadline.py; connecting is bounded by DB_CONNECT_TIMEOUT) and the cache check
-is one PING with the cache's socket timeout. Probes share nothing, so any number of concurrent
-probes never report a healthy dependency as down. The cache check always asks Redis, even
-while the circuit breaker is open, and a success closes the breaker.
+`/readyz` says it can serve (readiness: take it out of rotation if not): PostgreSQL and the
+cache both answer. Each database alias is checked under its own deadline,
+READYZ_DEADLINE_SECONDS (openstartup/dbdeadline.bounded; connecting is bounded by
+DB_CONNECT_TIMEOUT too) and the cache check is one PING with the cache's socket timeout. The
+read replica (when configured) is reported under `checks.replica` but never makes the instance
+unready: requests then read the primary (openstartup/replica.py), and a replica shared by every
+instance must not take the whole fleet out of rotation; a failed check opens the replica's
+breaker, a success closes it. Probes share nothing, so any number of concurrent probes never
+report a healthy dependency as down. The cache check always asks Redis, even while the circuit
+breaker is open, and a success closes the breaker.
 """
 
 import secrets
 
 from django.core.cache import cache
-from django.db import connection
+from django.db import DEFAULT_DB_ALIAS, connections
 from django.http import HttpRequest, JsonResponse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
 
-from openstartup import dbdeadline
+from openstartup import dbdeadline, replica
 from openstartup.cachebreaker import breaker
 from openstartup.errors import error_body
 
 
-def database_ok() -> bool:
+def database_ok(alias: str = DEFAULT_DB_ALIAS) -> bool:
+    """One `SELECT 1` on `alias` within its own READYZ_DEADLINE_SECONDS."""
     try:
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT 1")
-            return cursor.fetchone() == (1,)
+        with dbdeadline.bounded(dbdeadline.READYZ_DEADLINE_SECONDS):
+            with connections[alias].cursor() as cursor:
+                cursor.execute("SELECT 1")
+                return cursor.fetchone() == (1,)
     except Exception:  # any failure means "not ready"; the reason is in the database logs
+        replica._discard(alias)
         return False
+
+
+def replica_ok() -> bool:
+    ok = database_ok(replica.REPLICA)
+    if ok:
+        replica.breaker.reset()
+    else:
+        replica.breaker.trip("the readiness check failed")
+    return ok
 
 
 def cache_ok() -> bool:
@@ -61,12 +77,11 @@ def healthz(request: HttpRequest) -> JsonResponse:
 @require_safe
 @never_cache
 def readyz(request: HttpRequest) -> JsonResponse:
-    dbdeadline.shorten(dbdeadline.READYZ_DEADLINE_SECONDS)
-    checks = {
-        "database": "ok" if database_ok() else "down",
-        "cache": "ok" if cache_ok() else "down",
-    }
-    down = [name for name, state in checks.items() if state != "ok"]
+    checks = {"database": "ok" if database_ok() else "down"}
+    if replica.configured():
+        checks["replica"] = "ok" if replica_ok() else "down"
+    checks["cache"] = "ok" if cache_ok() else "down"
+    down = [name for name, state in checks.items() if state != "ok" and name != "replica"]
     if not down:
         return JsonResponse({"status": "ready", "checks": checks})
     body = error_body("not_ready", f"Not ready: {' and '.join(down)} unreachable.")

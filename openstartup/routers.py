@@ -1,14 +1,17 @@
 """Database routing: dataset reads may go to a read replica; everything else stays on the primary.
 
-Enabled by DATABASE_REPLICA_URL (the settings then define a `replica` alias). Only the
-published dataset (the `startups` app: startups, founders, socials, verified revenue) is read
-from the replica; a replica lags a little, which is harmless for it. Quota counters, API keys,
-subscriptions and accounts are read and written on the primary only: an allowance or a revoked
-key must never be judged from a stale copy.
+Enabled by DATABASE_REPLICA_URL (the settings then define a `replica` alias). Only the published
+dataset (the `startups` app: startups, founders, socials, verified revenue) is read from the
+replica, and only by a request for which the replica is up and has replayed every write the
+primary had when the request began (openstartup/replica.py); otherwise the primary. Quota
+counters, API keys, subscriptions and accounts are read and written on the primary only: an
+allowance or a revoked key must never be judged from a stale copy.
 """
 
 from django.conf import settings
 from django.db import connections, models
+
+from openstartup import replica
 
 REPLICA = "replica"
 PRIMARY = "default"
@@ -32,7 +35,7 @@ class ReplicaRouter:
         if instance is not None and instance._state.db == PRIMARY:
             # Related rows of an object read on the primary stay on the primary.
             return PRIMARY
-        return REPLICA
+        return replica.read_alias()
 
     def db_for_write(self, model: type[models.Model], **hints) -> str:
         return PRIMARY

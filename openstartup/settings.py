@@ -357,6 +357,12 @@ if replica_url := os.environ.get("DATABASE_REPLICA_URL"):
     DATABASES["replica"] = database_from_url(replica_url)
     DATABASES["replica"]["TEST"] = {"MIRROR": "default"}
 DATABASE_ROUTERS = ["openstartup.routers.ReplicaRouter"]
+# The replica serves a request only when it has replayed every write the primary had; it is
+# skipped for REPLICA_BREAKER_SECONDS when down, slower than REPLICA_CHECK_SECONDS to answer
+# its check, or lagging more than REPLICA_MAX_LAG_SECONDS (openstartup/replica.py).
+REPLICA_MAX_LAG_SECONDS = float(os.environ.get("REPLICA_MAX_LAG_SECONDS") or 1)
+REPLICA_CHECK_SECONDS = float(os.environ.get("REPLICA_CHECK_SECONDS") or 2)
+REPLICA_BREAKER_SECONDS = env_int("REPLICA_BREAKER_SECONDS", 5)
 
 
 REDIS_TIMEOUT_MS = env_int("REDIS_TIMEOUT_MS", 250)

@@ -1,9 +1,10 @@
 """The public HTML pages: landing, startup list, profile and its Markdown and badge twins.
 
 They spend no API allowance, so each answer is kept whole in the shared cache for
-PUBLIC_PAGE_CACHE_SECONDS and the list stops at PUBLIC_LIST_MAX_PAGES pages: a crawler gets
-nothing here faster than the API would give it. Reads go through the same selectors and
-serializers as the API.
+PUBLIC_PAGE_CACHE_SECONDS, keyed by the data token (openstartup/readcache.py) as the API's
+answers are: a write makes every page afresh on the next request. The list stops at
+PUBLIC_LIST_MAX_PAGES pages: a crawler gets nothing here faster than the API would give it.
+Reads go through the same selectors and serializers as the API.
 """
 
 from collections.abc import Callable
@@ -18,6 +19,7 @@ from django.views.decorators.cache import cache_page
 from django.views.decorators.http import require_safe
 
 from billing.templatetags.plans import pro_offer
+from openstartup import readcache
 from openstartup.formats import site_url
 from openstartup.readcache import startup_page, startup_profile_json
 from startups.presentation import badge_embed_html, badge_svg, revenue_chart, startup_markdown
@@ -54,7 +56,9 @@ def public_page(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse
         seconds = settings.PUBLIC_PAGE_CACHE_SECONDS
         if seconds <= 0:
             return view(request, *args, **kwargs)
-        return cache_page(seconds, key_prefix="public-page")(view)(request, *args, **kwargs)
+        # Keyed by the data token: any write to the dataset starts every page afresh.
+        prefix = f"public-page:{readcache.current('data')}"
+        return cache_page(seconds, key_prefix=prefix)(view)(request, *args, **kwargs)
 
     return require_safe(wrapped)
 

@@ -30,3 +30,11 @@ def run_to_the_end(argv: list[str], *, cwd, env: dict[str, str] | None, timeout:
     run = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
     assert run.returncode == 0, run.stderr
     return run.stdout
+
+
+# The suite runs through PgBouncer in transaction mode in CI too (.ci/pgbouncer-pass): there
+# the app sends no session `SET` and prepares no statements (docs/deployment.md, PgBouncer).
+BEHIND_PGBOUNCER = os.environ.get("PGBOUNCER_TRANSACTION_MODE", "").lower() in ("1", "true", "yes")
+skip_behind_pgbouncer = pytest.mark.skipif(
+    BEHIND_PGBOUNCER, reason="not so behind PgBouncer in transaction mode (by design)"
+)

@@ -23,7 +23,7 @@ from django.test import Client
 from openstartup.logs import OncePerInterval
 from openstartup.settings import redis_cache
 from tests.factories import make_ai_startup, make_api_key, make_startup, make_subscription
-from tests.processes import run_to_the_end
+from tests.processes import run_to_the_end, skip_behind_pgbouncer
 
 ROOT = Path(__file__).resolve().parent.parent
 ON_POSTGRES = os.environ.get("DATABASE_URL", "").startswith("postgres")
@@ -193,6 +193,7 @@ for name, call in [
     ("mcp", lambda: client.post("/api/mcp", mcp, content_type="application/json")),
     ("readyz", lambda: client.get("/readyz")),
     ("healthz", lambda: client.get("/healthz")),
+    ("page", lambda: client.get("/startups/acme")),
 ]:
     started = time.monotonic()
     response = call()
@@ -200,7 +201,11 @@ for name, call in [
         "status": response.status_code,
         "seconds": time.monotonic() - started,
         "type": response.get("Content-Type"),
-        "body": json.loads(response.content),
+        "body": (
+            json.loads(response.content)
+            if response.get("Content-Type", "").startswith("application/json")
+            else response.content.decode()
+        ),
     }
 print(json.dumps(results))
 """
@@ -228,6 +233,10 @@ def test_with_postgresql_unreachable_every_endpoint_gives_a_quick_503_json(failu
         silent.close()
     results = json.loads(out.strip().splitlines()[-1])
     assert results.pop("healthz")["status"] == 200
+    # The site's pages get the site's styled 503 page, not the API's JSON (issue 34 §2).
+    page = results.pop("page")
+    assert (page["status"], page["type"]) == (503, "text/html; charset=utf-8")
+    assert "Temporarily unavailable" in page["body"] and page["seconds"] < 3
     readyz = results.pop("readyz")
     assert readyz["status"] == 503
     assert readyz["body"]["checks"]["database"] == "down"
@@ -559,12 +568,12 @@ def test_a_hung_or_slow_database_gives_503_within_the_deadline_and_healthz_answe
                     assert (status, body["error"]["code"]) == (503, "service_unavailable"), mode
                     assert "slow" in body["error"]["message"], mode
                     assert headers["Retry-After"] == "5"
-                    # The deadline, plus at most libpq's 2 s minimum when a reconnect starts
-                    # just before it, plus a moment.
-                    assert seconds < deadline + 2.5, (mode, seconds)
+                    # The deadline plus a moment (issue 34: a reconnect, a commit or a
+                    # cursor read used to run up to 2 s and more past it).
+                    assert seconds < deadline + 1, (mode, seconds)
                     status, _, seconds = http_get(port, "/healthz")
                     assert status == 200
-                    assert seconds < deadline + 1.5, (mode, seconds)
+                    assert seconds < 1, (mode, seconds)
                 status, body, seconds = http_get(port, "/readyz")
                 assert (status, body["checks"]["database"]) == (503, "down")
                 assert seconds < 3 + 1.5
@@ -678,6 +687,7 @@ def _ignore_errors(call, *args):
 
 
 @pytest.mark.skipif(not ON_POSTGRES, reason="needs PostgreSQL (DATABASE_URL)")
+@skip_behind_pgbouncer  # no session SET there: the timeout belongs to the role
 @pytest.mark.django_db(transaction=True)
 def test_connections_opened_by_web_requests_carry_the_statement_timeout(client, settings):
     """A slow statement is cancelled by PostgreSQL itself at the request deadline."""
@@ -727,11 +737,11 @@ def test_the_deadline_thread_is_not_woken_by_every_request_yet_fires_a_sooner_de
     notify = watchdog._cond.notify
     watchdog._cond.notify = lambda *args: (wakes.append(1), notify(*args))
     for _ in range(500):  # 500 requests, each with the usual deadline
-        watch = _Watch(time.monotonic() + 5, Unconnected())
+        watch = _Watch(time.monotonic() + 5, [Unconnected()])
         watchdog.arm(watch)
         watchdog.disarm(watch)
     assert len(wakes) <= 2
-    soon = _Watch(time.monotonic() + 0.05, Unconnected())
+    soon = _Watch(time.monotonic() + 0.05, [Unconnected()])
     watchdog.arm(soon)
     waited = time.monotonic()
     while not soon.expired and time.monotonic() - waited < 3:
@@ -740,6 +750,7 @@ def test_the_deadline_thread_is_not_woken_by_every_request_yet_fires_a_sooner_de
 
 
 @pytest.mark.skipif(not ON_POSTGRES, reason="needs PostgreSQL (DATABASE_URL)")
+@skip_behind_pgbouncer  # the proxy would count PgBouncer's round trips, not the app's
 @pytest.mark.django_db(transaction=True)
 def test_a_cached_answer_is_one_round_trip_and_a_killed_kept_connection_is_replaced():
     """The generation-token query is also the request's connection health check: a cached

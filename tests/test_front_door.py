@@ -143,13 +143,15 @@ def test_list_pages_are_plain_links_and_stop_at_the_cap(client, settings):
 
 
 def test_public_pages_spend_no_allowance_and_are_cached(
-    client, verified, django_assert_num_queries
+    client, verified, django_assert_max_num_queries
 ):
     for path in ("/", "/startups/", "/startups/acme-analytics", "/startups/acme-analytics.md"):
         assert client.get(path).status_code == 200
     assert client.get("/startups/acme-analytics/badge.svg").status_code == 200
     assert not MonthlyUsage.objects.exists()
-    with django_assert_num_queries(0):  # served whole from the shared cache
+    # Served whole from the shared cache, keyed by the data token (issue 34): at most the token
+    # read, as the API's cached answers (none on PostgreSQL while the token watch holds it).
+    with django_assert_max_num_queries(1):
         cached = client.get("/startups/")
     assert cached.status_code == 200 and "max-age=" in cached["Cache-Control"]
 

@@ -21,6 +21,7 @@ from quota.services import (
 )
 from tests.caches import EXTRA_RESERVE_QUERIES, clear_caches
 from tests.factories import bearer, make_api_key, make_startups, make_subscription
+from tests.processes import skip_behind_pgbouncer
 
 LIST = "/api/v1/startups"
 ISO = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$")
@@ -328,6 +329,7 @@ def test_a_free_answer_outside_a_test_transaction_is_three_statements(client):
 
 
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="prepared statements: PostgreSQL")
+@skip_behind_pgbouncer  # prepared statements are off there
 @pytest.mark.django_db(transaction=True)
 def test_the_statements_of_every_free_request_are_prepared_once(client):
     """PostgreSQL plans the tokens' read, the charge and the delivery once per connection (the

@@ -10,24 +10,43 @@
 """
 
 import functools
-import math
+from contextvars import ContextVar
 
+import psycopg.connection
 from django.db.backends.postgresql import base
 
 from openstartup import dbdeadline
+
+# Seconds this thread's next connect may take, when the request's deadline leaves less than
+# libpq's whole-second, at-least-2 `connect_timeout` would (None: that timeout applies).
+_connect_limit: ContextVar[float | None] = ContextVar("connect_limit", default=None)
+_timeout_from_conninfo = psycopg.connection.timeout_from_conninfo
+
+
+def _timeout(params):
+    """psycopg's connect timeout (it waits for the connection itself, in Python), cut to what
+    the request's deadline leaves: libpq's rule of whole seconds, at least 2, would let a
+    reconnect started just before the deadline outlive it by up to 2 s."""
+    limit = _connect_limit.get()
+    configured = _timeout_from_conninfo(params)
+    return configured if limit is None else min(configured, limit)
+
+
+psycopg.connection.timeout_from_conninfo = _timeout
 
 
 class DatabaseWrapper(base.DatabaseWrapper):
     def get_new_connection(self, conn_params: dict):
         remaining = dbdeadline.remaining()
-        if remaining is not None:
-            if remaining <= 0:
-                raise dbdeadline.DeadlineExceeded("The request's database deadline has passed.")
-            configured = conn_params.get("connect_timeout") or math.inf
-            # libpq counts whole seconds and treats less than 2 as 2.
-            seconds = max(2, min(configured, math.ceil(remaining)))
-            conn_params = {**conn_params, "connect_timeout": seconds}
-        return super().get_new_connection(conn_params)
+        if remaining is None:
+            return super().get_new_connection(conn_params)
+        if remaining <= 0:
+            raise dbdeadline.DeadlineExceeded("The request's database deadline has passed.")
+        reset = _connect_limit.set(remaining)
+        try:
+            return super().get_new_connection(conn_params)
+        finally:
+            _connect_limit.reset(reset)
 
     _kept_cursor = None
 
