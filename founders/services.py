@@ -86,11 +86,16 @@ def startup_update(*, startup: Startup, profile: dict, mrr: int | None) -> Start
     headline figures stay the provider's: the reported MRR is kept for after a disconnect."""
     for name in PROFILE_FIELDS:
         setattr(startup, name, profile.get(name))
+    startup.updated_at = timezone.now()
     update = [*PROFILE_FIELDS, "updated_at"]
     if not startup_revenue_is_locked(startup=startup):
         startup.mrr, startup.arr = _headline(mrr).values()
         update += ["mrr", "arr"]
-    startup.save(update_fields=update)
+    # An UPDATE, not a save: no model signal, so the read cache drops only this startup's
+    # copies (from its Change row) instead of starting a new epoch (openstartup/rowcopies.py).
+    Startup.objects.filter(pk=startup.pk).update(
+        **{name: getattr(startup, name) for name in update}
+    )
     ReportedRevenue.objects.update_or_create(startup=startup, defaults={"mrr": mrr})
     startup_change_record(startup=startup, fields=api_fields(update))
     return startup
