@@ -190,3 +190,29 @@ def test_cached_answers_equal_the_database_while_writes_interleave(client, pro, 
             compared += 1
     assert compared > 250
     assert readcache.CHECKPOINT.applied_rows > 50  # the per-row path did the work
+
+
+def test_a_sync_that_changes_figures_keeps_the_epoch(fake_providers):
+    """A visible sync is itemised by its Change row: it must not also start a new epoch (a
+    model save caught by the read cache's receivers), or every sync of the refresh worker
+    would drop every startup's copies in every process."""
+    from datetime import UTC, datetime, timedelta
+
+    from tests.verification_fakes import stripe_account
+    from verification.services import provider_connection_connect, revenue_sync
+
+    now = datetime(2026, 11, 20, 9, 30, tzinfo=UTC)
+    acme = make_startup("Acme", slug="acme")
+    fake_providers.account("rk_live_rows1", stripe_account(charged=1761955200))  # 2025-11-01
+    connection = provider_connection_connect(
+        startup=acme, provider="stripe", raw_key="rk_live_rows1", api_base=fake_providers.base_url
+    )
+    revenue_sync(connection=connection, now=now)
+    recorded_write(acme)  # the token now names a sequence
+    before = rowcopies.parse(Generation.objects.get(kind="data").token)
+    fake_providers.account("rk_live_rows1", stripe_account(charged=1793491200))  # 2026-11-01
+    connection.refresh_from_db()
+    revenue_sync(connection=connection, now=now + timedelta(minutes=5))
+    after = rowcopies.parse(Generation.objects.get(kind="data").token)
+    assert Change.objects.filter(id__gt=before[1], startup_id=acme.pk).exists()
+    assert after[0] == before[0] and after[1] > before[1]
