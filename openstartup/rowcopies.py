@@ -78,10 +78,17 @@ class RowCopies:
         if stamp is None:
             return {}
         epoch, now, found = stamp[0], time.monotonic(), {}
+        # A request holding an older sequence than applied (a token read a moment earlier)
+        # gets only the copies of startups that did not change since its sequence.
+        older = stamp[1] < (self._checkpoint.sequence or 0)
+        last_change = self._checkpoint.last_change
         for key in keys:
             entry = self._entries.get(key)
-            if entry is not None and entry[0] == epoch and entry[1] > now:
-                found[key] = entry[2]
+            if entry is None or entry[0] != epoch or entry[1] <= now:
+                continue
+            if older and last_change.get(entry[3], -1) > stamp[1]:
+                continue
+            found[key] = entry[2]
         return found
 
     def put(self, key: Hashable, value: Any, startup_id: int, stamp: Stamp | None) -> None:
@@ -138,8 +145,8 @@ class Checkpoint:
 
     def stamp(self, token: str | None) -> Stamp | None:
         """The stamp for a request holding the data `token`, after applying the changes up to
-        it; None when copies may not be used for it (no token, or one older than what this
-        process has applied: its copies may be newer). A token that starts an epoch, and the
+        it; None when copies may not be used for it (no token, or one older than this process
+        still remembers changes for). A token that starts an epoch, and the
         first sequence of an epoch, drop every copy (nothing says what changed before)."""
         epoch, sequence = parse(token)
         if epoch is None:
@@ -150,8 +157,10 @@ class Checkpoint:
         with self._lock:
             if epoch != self.epoch or self.sequence is None:
                 self._restart(epoch, sequence)
+            elif sequence < self.floor:
+                return None  # older than what this process still remembers
             elif sequence < self.sequence:
-                return None  # an older token than this process applied: its copies may be newer
+                pass  # an older token than applied: copies of startups unchanged since serve it
             elif self.sequence == UNKNOWN:  # which changes came since the epoch began: unknown
                 self._restart(epoch, sequence)
             elif sequence > self.sequence:

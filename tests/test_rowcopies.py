@@ -107,7 +107,11 @@ def test_a_copy_built_before_a_change_this_process_applied_is_refused():
     copies.put("seven", "old", 7, slow)
     copies.put("eight", "fine", 8, slow)
     assert copies.lookup(["seven", "eight"], ("e", 11)) == {"eight": "fine"}
-    assert checkpoint.stamp("e.10") is None  # an older token than applied: no copies
+    # A request that read an older token: only copies of startups unchanged since serve it.
+    copies.put("seven", "new", 7, ("e", 11))
+    assert checkpoint.stamp("e.10") == ("e", 10)
+    assert copies.lookup(["seven", "eight"], ("e", 10)) == {"eight": "fine"}
+    assert copies.lookup(["seven", "eight"], ("e", 11)) == {"seven": "new", "eight": "fine"}
     checkpoint.stamp("e.12")
     assert copies.lookup(["eight"], ("e", 12)) == {}
     assert checkpoint.stamp("f") == ("f", rowcopies.UNKNOWN)  # a new epoch
