@@ -27,6 +27,8 @@ Environment (all optional):
                         own under /tmp) runs beside this one, and every repeated row it has is
                         measured on both, before then after, row by row in the same rounds
                         ("before and after, in one sitting"), reported side by side
+    BENCH_WRITES        0: leave out the "under writes" rows (bench/underwrites.py:
+                        BENCH_WRITE_RATE, BENCH_EDIT_RATE)
 """
 
 import json
