@@ -430,6 +430,7 @@ class _RankIndexCopy:
         self.started = float("-inf")
         self.building = False
         self.lock = threading.Lock()
+        self.uncarried: str | None = None  # the token of a build no change may carry on
 
     @property
     def index(self) -> rankindex.RankIndex | None:
@@ -443,6 +444,8 @@ class _RankIndexCopy:
             return None
         if (built := self.built) is not None and built[0] == token:
             return built
+        if built is not None and (carried := self._carried(built, token)) is not None:
+            return carried
         if self.large is None:  # before the first build: how big?
             size = rankindex.estimated_size(db=PRIMARY)
             self.large = size > settings.RANK_INDEX_INLINE_STARTUPS
@@ -457,6 +460,24 @@ class _RankIndexCopy:
             self.building, self.started = True, time.monotonic()
         threading.Thread(target=self._build_in_background, daemon=True).start()
         return None
+
+    def _carried(self, built: tuple[str, rankindex.RankIndex], token: str) -> tuple | None:
+        """The index of `built` under the newer `token` when every change between the two
+        left what the index holds untouched (openstartup/rowcopies.py: same epoch, Change rows
+        in between, each an update naming only fields the index does not hold), else None."""
+        (epoch, old), (new_epoch, new) = rowcopies.parse(built[0]), rowcopies.parse(token)
+        if self.uncarried == built[0]:
+            return None  # a change since this build touched the index: no later token helps
+        if epoch != new_epoch or old is None or new is None or not 0 < new - old <= 1_000:
+            return None
+        changes = Change.objects.using(PRIMARY).filter(id__gt=old, id__lte=new)
+        if not rankindex.unaffected_by(changes.values_list("kind", "fields")):
+            self.uncarried = built[0]
+            return None
+        with self.lock:
+            if self.built is built:
+                self.built = (token, built[1])
+            return self.built if self.built[0] == token else None
 
     def inline(self) -> bool:
         """Whether work for the index is done in the request (small, quick datasets)."""
@@ -489,11 +510,12 @@ class _RankIndexCopy:
 
     def clear(self) -> None:
         with self.lock:
-            self.built = self.large = None
+            self.built = self.large = self.uncarried = None
             self.build_seconds, self.started = 0.0, float("-inf")
 
 
 RANK_INDEX = _RankIndexCopy()
+
 
 # Shared between processes through the cache (Redis): the last rank index built (one entry,
 # with the token it was built under) and each build's term places. Another worker, or one

@@ -220,3 +220,26 @@ def test_a_sync_that_changes_figures_keeps_the_epoch(fake_providers):
     after = rowcopies.parse(Generation.objects.get(kind="data").token)
     assert Change.objects.filter(id__gt=before[1], startup_id=acme.pk).exists()
     assert after[0] == before[0] and after[1] > before[1]
+
+
+def test_the_rank_index_is_carried_over_changes_it_does_not_hold(client, pro, settings):
+    """A change naming only fields the index does not hold (growth, a verification's customers)
+    keeps the built index under the new token; one that moves MRR has it rebuilt. Answers
+    equal the database's either way."""
+    settings.LIST_CACHE_SECONDS = 0
+    startups = [make_startup(name=f"Carried {n}", mrr=100 * n) for n in range(1, 11)]
+    recorded_write(startups[0])
+    built = readcache.RANK_INDEX.current()
+    with transaction.atomic():
+        Startup.objects.filter(pk=startups[3].pk).update(growth_30d=12)
+        startup_change_record(startup=startups[3], fields=["revenue.growth30d"])
+    carried = readcache.RANK_INDEX.current()
+    assert carried[1] is built[1] and carried[0] != built[0]
+    assert carried[0] == Generation.objects.get(kind="data").token
+
+    founder_edit(Startup.objects.get(pk=startups[0].pk), mrr=10**6)
+    rebuilt = readcache.RANK_INDEX.current()
+    assert rebuilt[1] is not built[1]
+    body = client.get("/api/v1/startups?limit=3", **pro).json()
+    assert [s["rank"] for s in body["data"]] == [1, 2, 3]
+    assert body["data"][0]["name"] == "Carried 1" and body["meta"]["total"] == 10
