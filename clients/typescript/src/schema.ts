@@ -436,8 +436,157 @@ export interface paths {
         patch: operations["updateWebhookEndpoint"];
         trace?: never;
     };
+    "/api/v1/webhooks/endpoints/{endpoint_id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a webhook endpoint's deliveries
+         * @description The endpoint's 20 most recent deliveries, newest first: status, attempts, next attempt and the last answer's status code. Finished ones are kept 35 days. Needs an API key (any plan); spends none of the monthly allowance.
+         */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        /**
+         * List a webhook endpoint's deliveries (allowed methods)
+         * @description 204 with `Allow`. CORS preflights (with `Access-Control-Request-Method`) are answered 200 with the CORS headers instead.
+         */
+        options: operations["listWebhookDeliveriesOptions"];
+        /**
+         * List a webhook endpoint's deliveries (headers only)
+         * @description The GET answer's status and headers without a body. Spends none of the monthly allowance.
+         */
+        head: operations["listWebhookDeliveriesHead"];
+        patch?: never;
+        trace?: never;
+    };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "startup.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A startup was published
+         * @description A new startup, as a list item of `GET /api/v1/startups`. Signed per the Standard Webhooks specification (README, Webhooks); answer 2xx within 5 seconds, or it is retried.
+         */
+        post: operations["webhookStartupCreated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "startup.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A startup changed
+         * @description `fields` names what changed (API names, e.g. `name`, `revenue.mrr`, `verification`); `startup` is the startup as it is now, as a list item. Signed per the Standard Webhooks specification (README, Webhooks); answer 2xx within 5 seconds, or it is retried.
+         */
+        post: operations["webhookStartupUpdated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "startup.deleted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A startup was deleted or unpublished
+         * @description Drop it from your copy: `reason` says whether it was deleted or unpublished. Signed per the Standard Webhooks specification (README, Webhooks); answer 2xx within 5 seconds, or it is retried.
+         */
+        post: operations["webhookStartupDeleted"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "verification.status_changed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The freshness of verified figures changed
+         * @description `ok`, `stale`, `key_revoked` or `error` (null: not verified). Figures that age past VERIFICATION_STALE_HOURS without any write send one with `sequence: null`. Signed per the Standard Webhooks specification (README, Webhooks); answer 2xx within 5 seconds, or it is retried.
+         */
+        post: operations["webhookVerificationStatusChanged"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "revenue.changed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * MRR moved past the endpoint's threshold
+         * @description Sent when MRR moves by at least the endpoint's `revenueThresholdPercent` of the previous MRR, or from or to no MRR. Signed per the Standard Webhooks specification (README, Webhooks); answer 2xx within 5 seconds, or it is retried.
+         */
+        post: operations["webhookRevenueChanged"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "attestation.issued": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Verified figures were signed
+         * @description A compact JWS of the new verified figures (as `GET /api/v1/startups/{slug}/attestation`), verifiable with the key `kid` of `/.well-known/jwks.json`. Signed per the Standard Webhooks specification (README, Webhooks); answer 2xx within 5 seconds, or it is retried.
+         */
+        post: operations["webhookAttestationIssued"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         /** @description The AI discovery index over a list of AI-enabled startups. */
@@ -530,7 +679,7 @@ export interface components {
              *     * `key_revoked` - key_revoked
              *     * `error` - error
              */
-            status: components["schemas"]["StatusEnum"] | components["schemas"]["NullEnum"];
+            status: components["schemas"]["StatusAb7Enum"] | components["schemas"]["NullEnum"];
             /** @description The methodology version (`v1`, `v2`, ...; /docs/methodology/<version>) the verified figures were computed with; null when not verified (self-reported). */
             methodology_version: string | null;
         };
@@ -676,6 +825,16 @@ export interface components {
             /** @description The response's `X-Request-Id`: quote it when reporting a problem. */
             requestId: string | null;
         };
+        /**
+         * @description * `startup.created` - startup.created
+         *     * `startup.updated` - startup.updated
+         *     * `startup.deleted` - startup.deleted
+         *     * `verification.status_changed` - verification.status_changed
+         *     * `revenue.changed` - revenue.changed
+         *     * `attestation.issued` - attestation.issued
+         * @enum {string}
+         */
+        EventTypeEnum: "startup.created" | "startup.updated" | "startup.deleted" | "verification.status_changed" | "revenue.changed" | "attestation.issued";
         /**
          * @description * `startup.created` - startup.created
          *     * `startup.updated` - startup.updated
@@ -964,7 +1123,7 @@ export interface components {
          *     * `error` - error
          * @enum {string}
          */
-        StatusEnum: "ok" | "stale" | "key_revoked" | "error";
+        StatusAb7Enum: "ok" | "stale" | "key_revoked" | "error";
         TreeHead: {
             /** @description Leaves the head covers. */
             treeSize: number;
@@ -994,7 +1153,7 @@ export interface components {
              *     * `key_revoked` - key_revoked
              *     * `error` - error
              */
-            status: components["schemas"]["StatusEnum"];
+            status: components["schemas"]["StatusAb7Enum"];
             /**
              * Format: date-time
              * @description Last successful sync from the provider.
@@ -1039,6 +1198,51 @@ export interface components {
          * @enum {string}
          */
         VerificationStatusEnum: "owner_verified" | "unverified";
+        WebhookDelivery: {
+            id: number;
+            /** @description The event's `webhook-id` (`msg_...`), the same on every attempt. */
+            eventId: string;
+            eventType: components["schemas"]["EventTypeEnum"];
+            /**
+             * @description `pending`: queued or being retried; `delivered`: the endpoint answered 2xx; `failed`: the retry schedule ran out.
+             *
+             *     * `pending` - pending
+             *     * `delivered` - delivered
+             *     * `failed` - failed
+             */
+            status: components["schemas"]["WebhookDeliveryStatusEnum"];
+            /** @description Attempts made so far. */
+            attempts: number;
+            /**
+             * Format: date-time
+             * @description When it is tried next; null once done.
+             */
+            nextAttemptAt: string | null;
+            /**
+             * Format: date-time
+             * @description null before the first attempt.
+             */
+            lastAttemptAt: string | null;
+            /** @description HTTP status of the last answer; null without one (never tried, timed out, refused). */
+            lastStatusCode: number | null;
+            /** @description Why the last attempt failed; null when it did not. */
+            lastError: string | null;
+            /**
+             * Format: date-time
+             * @description When the event was queued.
+             */
+            createdAt: string;
+        };
+        WebhookDeliveryList: {
+            data: components["schemas"]["WebhookDelivery"][];
+        };
+        /**
+         * @description * `pending` - pending
+         *     * `delivered` - delivered
+         *     * `failed` - failed
+         * @enum {string}
+         */
+        WebhookDeliveryStatusEnum: "pending" | "delivered" | "failed";
         WebhookEndpoint: {
             id: number;
             url: string;
@@ -1223,7 +1427,7 @@ export interface components {
              *     * `key_revoked` - key_revoked
              *     * `error` - error
              */
-            status?: components["schemas"]["StatusEnum"];
+            status?: components["schemas"]["StatusAb7Enum"];
             /**
              * Format: date-time
              * @description Last successful sync from the provider.
@@ -1272,6 +1476,128 @@ export interface components {
         /** @description StartupEnvelope with its items cut to the fields named in `fields`. */
         StartupEnvelopeSparse: {
             data: components["schemas"]["StartupDetailSparse"];
+        };
+        /** @description A new startup, as a list item of `GET /api/v1/startups`. */
+        WebhookStartupCreated: {
+            /** @constant */
+            type: "startup.created";
+            /**
+             * Format: date-time
+             * @description When the change happened (ISO 8601 UTC, milliseconds, `Z`).
+             */
+            timestamp: string;
+            data: {
+                /** @description The change sequence number this event comes from (the change feed's `sequence`). */
+                sequence: number;
+                /** @description The startup's slug. */
+                slug: string;
+                fields: string[];
+                startup: components["schemas"]["StartupList"];
+            };
+        };
+        /** @description `fields` names what changed (API names, e.g. `name`, `revenue.mrr`, `verification`); `startup` is the startup as it is now, as a list item. */
+        WebhookStartupUpdated: {
+            /** @constant */
+            type: "startup.updated";
+            /**
+             * Format: date-time
+             * @description When the change happened (ISO 8601 UTC, milliseconds, `Z`).
+             */
+            timestamp: string;
+            data: {
+                /** @description The change sequence number this event comes from (the change feed's `sequence`). */
+                sequence: number;
+                /** @description The startup's slug. */
+                slug: string;
+                fields: string[];
+                startup: components["schemas"]["StartupList"];
+            };
+        };
+        /** @description Drop it from your copy: `reason` says whether it was deleted or unpublished. */
+        WebhookStartupDeleted: {
+            /** @constant */
+            type: "startup.deleted";
+            /**
+             * Format: date-time
+             * @description When the change happened (ISO 8601 UTC, milliseconds, `Z`).
+             */
+            timestamp: string;
+            data: {
+                /** @description The change sequence number this event comes from (the change feed's `sequence`). */
+                sequence: number;
+                /** @description The startup's slug. */
+                slug: string;
+                /** @enum {unknown} */
+                reason: "deleted" | "unpublished";
+            };
+        };
+        /** @description `ok`, `stale`, `key_revoked` or `error` (null: not verified). Figures that age past VERIFICATION_STALE_HOURS without any write send one with `sequence: null`. */
+        WebhookVerificationStatusChanged: {
+            /** @constant */
+            type: "verification.status_changed";
+            /**
+             * Format: date-time
+             * @description When the change happened (ISO 8601 UTC, milliseconds, `Z`).
+             */
+            timestamp: string;
+            data: {
+                /** @description The change sequence number this event comes from (the change feed's `sequence`). */
+                sequence: number | null;
+                /** @description The startup's slug. */
+                slug: string;
+                /**
+                 * @description Freshness of the verified figures; null when not verified.
+                 * @enum {unknown}
+                 */
+                previousStatus: "ok" | "stale" | "key_revoked" | "error" | null;
+                /**
+                 * @description Freshness of the verified figures; null when not verified.
+                 * @enum {unknown}
+                 */
+                status: "ok" | "stale" | "key_revoked" | "error" | null;
+            };
+        };
+        /** @description Sent when MRR moves by at least the endpoint's `revenueThresholdPercent` of the previous MRR, or from or to no MRR. */
+        WebhookRevenueChanged: {
+            /** @constant */
+            type: "revenue.changed";
+            /**
+             * Format: date-time
+             * @description When the change happened (ISO 8601 UTC, milliseconds, `Z`).
+             */
+            timestamp: string;
+            data: {
+                /** @description The change sequence number this event comes from (the change feed's `sequence`). */
+                sequence: number;
+                /** @description The startup's slug. */
+                slug: string;
+                /** @description MRR in whole US dollars; null when none. */
+                previousMrr: number | null;
+                /** @description MRR in whole US dollars; null when none. */
+                mrr: number | null;
+                /** @constant */
+                currency: "USD";
+            };
+        };
+        /** @description A compact JWS of the new verified figures (as `GET /api/v1/startups/{slug}/attestation`), verifiable with the key `kid` of `/.well-known/jwks.json`. */
+        WebhookAttestationIssued: {
+            /** @constant */
+            type: "attestation.issued";
+            /**
+             * Format: date-time
+             * @description When the change happened (ISO 8601 UTC, milliseconds, `Z`).
+             */
+            timestamp: string;
+            data: {
+                /** @description The change sequence number this event comes from (the change feed's `sequence`). */
+                sequence: number;
+                /** @description The startup's slug. */
+                slug: string;
+                /** @description Compact JWS. */
+                attestation: string;
+                /** @description The signing key's id (JWKS). */
+                kid: string;
+            };
         };
     };
     responses: never;
@@ -8087,6 +8413,694 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
+            };
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The endpoint's `id` (digits; from the list or the registration's answer). Anything else is `404 not_found`. */
+                endpoint_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryList"];
+                };
+            };
+            /** @description `invalid_api_key`: The key is wrong, revoked or empty, or the two headers carry different keys. */
+            401: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `email_not_confirmed`: The key is good, but its account has not confirmed its e-mail address yet (the link in the confirmation e-mail; the dashboard sends a new one). */
+            403: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `not_found`: No endpoint with this id belongs to the key's account. */
+            404: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `method_not_allowed`: Only GET (and HEAD) are served. */
+            405: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description URI Too Long: the request line is longer than 8190 bytes; refused by the HTTP server (gunicorn) before the API, without the API's headers or error object. Send shorter parameters. */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `monthly_quota_exceeded`: The Free allowance is used up until the 1st (UTC); `Retry-After` says in how many seconds. Or `rate_limited`: more requests in a minute than fair use allows (`RateLimit` says how many are left; `Retry-After` when to retry). */
+            429: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `server_error`: Server-side failure; retry later. */
+            500: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listWebhookDeliveriesOptions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The endpoint's `id` (digits; from the list or the registration's answer). Anything else is `404 not_found`. */
+                endpoint_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No body. */
+            204: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    /** @description The methods this path serves: `GET, HEAD, OPTIONS`. */
+                    Allow: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `invalid_api_key`: The key is wrong, revoked or empty, or the two headers carry different keys. */
+            401: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description URI Too Long: the request line is longer than 8190 bytes; refused by the HTTP server (gunicorn) before the API, without the API's headers or error object. Send shorter parameters. */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `server_error`: Server-side failure; retry later. */
+            500: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listWebhookDeliveriesHead: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The endpoint's `id` (digits; from the list or the registration's answer). Anything else is `404 not_found`. */
+                endpoint_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `invalid_api_key`: The key is wrong, revoked or empty, or the two headers carry different keys. */
+            401: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `email_not_confirmed`: The key is good, but its account has not confirmed its e-mail address yet (the link in the confirmation e-mail; the dashboard sends a new one). */
+            403: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `not_found`: No endpoint with this id belongs to the key's account. */
+            404: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `method_not_allowed`: Only GET (and HEAD) are served. */
+            405: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description URI Too Long: the request line is longer than 8190 bytes; refused by the HTTP server (gunicorn) before the API, without the API's headers or error object. Send shorter parameters. */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `monthly_quota_exceeded`: The Free allowance is used up until the 1st (UTC); `Retry-After` says in how many seconds. Or `rate_limited`: more requests in a minute than fair use allows (`RateLimit` says how many are left; `Retry-After` when to retry). */
+            429: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `server_error`: Server-side failure; retry later. */
+            500: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookStartupCreated: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id (`msg_...`): the same on every attempt; deduplicate on it. */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was signed. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of `<id>.<timestamp>.<body>` with the endpoint's secret (Standard Webhooks); verify before trusting the body. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookStartupCreated"];
+            };
+        };
+        responses: {
+            /** @description Received: not sent again. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not received: retried on the schedule. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookStartupUpdated: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id (`msg_...`): the same on every attempt; deduplicate on it. */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was signed. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of `<id>.<timestamp>.<body>` with the endpoint's secret (Standard Webhooks); verify before trusting the body. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookStartupUpdated"];
+            };
+        };
+        responses: {
+            /** @description Received: not sent again. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not received: retried on the schedule. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookStartupDeleted: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id (`msg_...`): the same on every attempt; deduplicate on it. */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was signed. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of `<id>.<timestamp>.<body>` with the endpoint's secret (Standard Webhooks); verify before trusting the body. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookStartupDeleted"];
+            };
+        };
+        responses: {
+            /** @description Received: not sent again. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not received: retried on the schedule. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookVerificationStatusChanged: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id (`msg_...`): the same on every attempt; deduplicate on it. */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was signed. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of `<id>.<timestamp>.<body>` with the endpoint's secret (Standard Webhooks); verify before trusting the body. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookVerificationStatusChanged"];
+            };
+        };
+        responses: {
+            /** @description Received: not sent again. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not received: retried on the schedule. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookRevenueChanged: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id (`msg_...`): the same on every attempt; deduplicate on it. */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was signed. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of `<id>.<timestamp>.<body>` with the endpoint's secret (Standard Webhooks); verify before trusting the body. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookRevenueChanged"];
+            };
+        };
+        responses: {
+            /** @description Received: not sent again. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not received: retried on the schedule. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookAttestationIssued: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id (`msg_...`): the same on every attempt; deduplicate on it. */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was signed. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of `<id>.<timestamp>.<body>` with the endpoint's secret (Standard Webhooks); verify before trusting the body. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookAttestationIssued"];
+            };
+        };
+        responses: {
+            /** @description Received: not sent again. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not received: retried on the schedule. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
