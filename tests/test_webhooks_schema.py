@@ -159,5 +159,7 @@ def test_the_owner_lists_an_endpoints_deliveries_others_get_404_no_allowance_spe
         assert response.status_code == 404, path
         assert response.json()["error"]["code"] == "not_found"
     assert api_client.get(deliveries).status_code == 401
+    assert api_client.head(deliveries, **bearer(raw)).status_code == 200
+    assert api_client.options(deliveries, **bearer(raw)).status_code == 204
     assert not MonthlyUsage.objects.filter(account=owner_key.account).exclude(used=0).exists()
     assert Startup.objects.count() == 1
