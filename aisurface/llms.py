@@ -306,6 +306,14 @@ ROUTE_DOCS = {
         "With an API key: read (GET), change (PATCH) or delete (DELETE) one endpoint.",
         linkable=False,
     ),
+    "webhook-deliveries": RouteDoc(
+        REST,
+        "A webhook endpoint's deliveries",
+        "GET",
+        "With an API key: the endpoint's recent deliveries, newest first (status, attempts, "
+        "next attempt, last response code).",
+        linkable=False,
+    ),
     "founder-startups": RouteDoc(
         PAGES,
         "My startups",

@@ -297,7 +297,8 @@ class Tool:
 _LIST_NOTE = (
     " Returns {count, startups[]} with name, slug, description (shortened unless detail: "
     "true), category, industry, website, profile_url, api_url, verified (owner account "
-    "verified) and revenue {mrr, arr, currency, verified} in whole US dollars; null means "
+    "verified) and revenue {mrr, arr, currency, verified, source: the provider, 'demo' for "
+    "invented demo figures, self_reported or public_sources} in whole US dollars; null means "
     "unknown. Highest MRR first. Credit profile_url where the data is shown."
 )
 

@@ -535,6 +535,7 @@ SPECTACULAR_SETTINGS = {
         "openstartup.openapi.describe_head_and_options",
         "openstartup.openapi.describe_server_limits",
         "openstartup.openapi_tags.describe_tags",
+        "webhooks.schema.document_webhooks",
     ],
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",

@@ -62,6 +62,12 @@ urlpatterns = [
         webhook_api.WebhookEndpointListView.as_view(),
         name="webhook-endpoints",
     ),
+    # Before the endpoint's own path: its <anytext:> would take "1/deliveries" as an id.
+    re_path(
+        r"^api/v1/webhooks/endpoints/(?P<endpoint_id>[^/]+)/deliveries/?$",
+        webhook_api.WebhookDeliveryListView.as_view(),
+        name="webhook-deliveries",
+    ),
     path(
         "api/v1/webhooks/endpoints/<anytext:endpoint_id>",
         webhook_api.WebhookEndpointDetailView.as_view(),

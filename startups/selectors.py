@@ -55,12 +55,13 @@ SORT_ORDERS: dict[str, tuple] = {
 
 
 def with_synced_at(qs: QuerySet[Startup]) -> QuerySet[Startup]:
-    """Each startup's last successful sync as `synced_at` (None: not verified), read per row of
-    the page only (a correlated subquery, not a join over the whole filtered set)."""
+    """Each startup's last successful sync as `synced_at` (None: not verified) and its
+    provider as `synced_provider` (`demo` for the demo dataset), read per row of the page only
+    (correlated subqueries in the same statement, not a join over the whole filtered set)."""
+    verification = Verification.objects.filter(startup=OuterRef("pk"))
     return qs.annotate(
-        synced_at=Subquery(
-            Verification.objects.filter(startup=OuterRef("pk")).values("verified_at")[:1]
-        )
+        synced_at=Subquery(verification.values("verified_at")[:1]),
+        synced_provider=Subquery(verification.values("provider")[:1]),
     )
 
 
@@ -339,7 +340,7 @@ def startup_export(*, filters: StartupFilters, chunk_size: int = 1000) -> Iterat
     """Every startup of `startup_list` in order, each with `rank`, fetched in keyset batches
     of `chunk_size`: memory stays the same whatever the dataset's size, with or without
     server-side cursors (PgBouncer), and no transaction is held open while a client reads."""
-    qs = startup_list(filters=filters).only(*LIST_COLUMNS)
+    qs = with_synced_at(startup_list(filters=filters).only(*LIST_COLUMNS))
     after, position = None, 0
     while True:
         rest = qs if after is None else startups_after(qs, after)

@@ -45,7 +45,7 @@ from startups.reported import (
     provider_reported,
 )
 from startups.selectors import DEFAULT_SORT, SORT_ORDERS, After, StartupFilters
-from startups.trust import shown_founders
+from startups.trust import SOURCE_HELP, SOURCES, revenue_source, shown_founders
 from transparency.serializers import LoggedAttestationSerializer
 
 MAX_PAGE = 1_000_000
@@ -322,6 +322,7 @@ class ListRevenueSerializer(serializers.Serializer):
         "`verification.provider` on the detail; `demo` marks the demo dataset); false when "
         "self-reported or from public sources."
     )
+    source = serializers.ChoiceField(choices=list(SOURCES.values()), help_text=SOURCE_HELP)
     last_synced_at = timestamp(null=True, help_text=_LAST_SYNCED_AT)
     growth_30d = serializers.FloatField(allow_null=True, help_text=_GROWTH_30D)
 
@@ -347,9 +348,12 @@ class StartupListSerializer(serializers.Serializer):
 
     def to_representation(self, startup: Startup) -> dict:
         # The list's rows carry `synced_at` (selectors.with_synced_at); others read the relation.
-        synced = getattr(startup, "synced_at", None)
-        if not hasattr(startup, "synced_at"):
-            synced = last_synced_at(verification_of(startup))
+        if hasattr(startup, "synced_at"):
+            synced, provider = startup.synced_at, getattr(startup, "synced_provider", None)
+        else:
+            verification = verification_of(startup)
+            synced = last_synced_at(verification)
+            provider = verification.provider if verification else None
         return {
             "name": startup.name,
             "slug": startup.slug,
@@ -362,6 +366,7 @@ class StartupListSerializer(serializers.Serializer):
                 "mrr": startup.mrr,
                 "arr": startup.arr,
                 "verified": synced is not None,
+                "source": revenue_source(provider if synced is not None else None),
                 "last_synced_at": _synced_at(synced),
                 "growth_30d": growth_30d(startup),
             },
@@ -450,11 +455,16 @@ class DetailRevenueSerializer(Shape):
     verified = serializers.BooleanField(
         help_text="True when the numbers come from a connected payment provider."
     )
+    source = serializers.ChoiceField(choices=list(SOURCES.values()), help_text=SOURCE_HELP)
     growth_30d = serializers.FloatField(allow_null=True, help_text=_GROWTH_30D)
     last_synced_at = timestamp(null=True, help_text=_LAST_SYNCED_AT)
 
     def get_verified(self, startup: Startup) -> bool:
         return verification_of(startup) is not None
+
+    def get_source(self, startup: Startup) -> str:
+        verification = verification_of(startup)
+        return revenue_source(verification.provider if verification else None)
 
     def get_growth_30d(self, startup: Startup) -> float | None:
         return growth_30d(startup)

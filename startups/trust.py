@@ -11,6 +11,13 @@ from verification.providers import PROVIDERS
 
 DEMO = "demo"
 STATUS_LABELS = {"stale": "Stale", "key_revoked": "Key revoked", "error": "Sync failing"}
+# `revenue.source` on every API surface, by Trust.kind.
+SOURCES = {"verified": "verified", "self": "self_reported", "demo": "demo"}
+SOURCE_HELP = (
+    "Where the figures come from: `verified` (synced from the startup's payment provider), "
+    "`self_reported` (typed by the founder, or from public sources for an unclaimed startup) "
+    "or `demo` (the invented demo dataset; never real revenue). Always present."
+)
 
 
 @dataclass(frozen=True)
@@ -44,6 +51,11 @@ class Trust:
     def status_label(self) -> str:
         """Empty while the figures are fresh (or self-reported)."""
         return "" if self.status in (None, OK) else STATUS_LABELS[self.status]
+
+
+def revenue_source(provider: str | None) -> str:
+    """The API's `revenue.source` for a verification's provider (None: no verification)."""
+    return SOURCES[Trust(provider).kind]
 
 
 def trust_of(startup: Startup) -> Trust:

@@ -34,6 +34,7 @@ DOCUMENTED_PATHS = {
     "/api/v1/log/proof/consistency",
     "/api/v1/webhooks/endpoints",
     "/api/v1/webhooks/endpoints/{endpoint_id}",
+    "/api/v1/webhooks/endpoints/{endpoint_id}/deliveries",
     "/api/ai/discovery",
     "/api/ai/startups/{slug}",
 }

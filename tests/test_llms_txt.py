@@ -69,7 +69,9 @@ def test_names_every_public_route(text):
         # nor is the Pro-only export (a key-less GET is 403), nor the log's entries and proofs
         # (their parameters are required: a bare GET is a 400).
         linked = f"(https://openstartup.example{path})" in text
-        unlinked = ("mcp", "startup-export", *PARAMETERS_REQUIRED)
+        # Nor the webhook routes: they need an API key (a key-less GET is a 401).
+        keyed = ("webhook-endpoints", "webhook-endpoint", "webhook-deliveries")
+        unlinked = ("mcp", "startup-export", *PARAMETERS_REQUIRED, *keyed)
         assert linked == ("{" not in path and name not in unlinked), name
 
 

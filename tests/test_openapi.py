@@ -373,8 +373,14 @@ def test_default_answers_are_exact_and_sparse_answers_have_their_own_schema(docu
 
 def test_tags_and_operation_ids_make_readable_module_names(document):
     """openapi-python-client names a module per tag and a function per operation id."""
-    assert [tag["name"] for tag in document["tags"]] == ["Startup data", "For AI agents"]
+    tags = ["Startup data", "For AI agents", "Webhooks"]
+    assert [tag["name"] for tag in document["tags"]] == tags
     ids = []
+    # The events POSTed to endpoints (the top-level `webhooks` object) have a tag of their own.
+    for event in document["webhooks"].values():
+        assert event["post"]["tags"] == ["Webhooks"]
+        assert event["post"]["operationId"].isalnum()
+        ids.append(event["post"]["operationId"])
     for path, item in document["paths"].items():
         for method, operation in item.items():
             assert operation["tags"] == (

@@ -67,6 +67,7 @@ def test_list_items_carry_every_documented_key_with_nulls_not_omissions(client):
         "mrr": None,
         "arr": None,
         "verified": False,
+        "source": "self_reported",
         "lastSyncedAt": None,
         "growth30d": None,
     }
@@ -97,6 +98,7 @@ def test_detail_of_self_reported_startup_has_every_key_and_null_verification(cli
         "arr": 8400,
         "currency": "USD",
         "verified": False,
+        "source": "self_reported",
         "lastSyncedAt": None,
         "growth30d": None,
     }

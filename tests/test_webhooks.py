@@ -134,8 +134,8 @@ def test_signed_events_for_founder_edits_syncs_unpublish_and_delete(
 
 def test_filters_and_the_revenue_threshold(api_client):
     _, raw = make_api_key()
-    a = make_startup("A", slug="a", category="AI", mrr=1000)
-    b = make_startup("B", slug="b", category="Tools", mrr=1000)
+    a = make_startup("A", owner=make_account(), slug="a", category="AI", mrr=1000)
+    b = make_startup("B", owner=make_account(), slug="b", category="Tools", mrr=1000)
     with Receiver() as receiver:
         endpoint = register(
             api_client,
@@ -233,7 +233,7 @@ def test_registration_answers_clear_errors(api_client, settings):
 
 def test_a_failed_delivery_is_retried_on_schedule_with_the_same_id(api_client):
     _, raw = make_api_key()
-    startup = make_startup("A", slug="a", mrr=10)
+    startup = make_startup("A", owner=make_account(), slug="a", mrr=10)
     now = timezone.now()
     with Receiver(statuses=(500, 200)) as receiver:
         register(api_client, raw, receiver.base_url, events=["startup.updated"])
@@ -257,7 +257,7 @@ def test_a_failed_delivery_is_retried_on_schedule_with_the_same_id(api_client):
 
 def test_an_endpoint_failing_for_three_days_is_disabled_and_its_owner_told(api_client):
     key, raw = make_api_key()
-    startup = make_startup("A", slug="a", mrr=10)
+    startup = make_startup("A", owner=make_account(), slug="a", mrr=10)
     now = timezone.now()
     assert sum(RETRY_DELAYS, timedelta()) >= timedelta(days=3)
     with Receiver(statuses=(500,)) as receiver:
@@ -321,7 +321,7 @@ def test_a_mirror_kept_by_webhooks_alone_equals_the_api(api_client, client):
     key, raw = make_api_key()
     make_subscription(account=key.account)
     for n in range(4):
-        make_startup(f"S{n}", slug=f"s{n}", mrr=100 * (n + 1))
+        make_startup(f"S{n}", owner=make_account(), slug=f"s{n}", mrr=100 * (n + 1))
     with Receiver() as receiver:
         endpoint = register(
             api_client,
@@ -361,7 +361,7 @@ def test_a_mirror_kept_by_webhooks_alone_equals_the_api(api_client, client):
 def test_the_monthly_event_allowance_stops_queueing(api_client, monkeypatch):
     monkeypatch.setitem(EVENTS_PER_MONTH, "Free", 2)
     _, raw = make_api_key()
-    startup = make_startup("A", slug="a", mrr=10)
+    startup = make_startup("A", owner=make_account(), slug="a", mrr=10)
     with Receiver() as receiver:
         register(api_client, raw, receiver.base_url, events=["startup.updated"])
         drain()
@@ -374,7 +374,7 @@ def test_the_monthly_event_allowance_stops_queueing(api_client, monkeypatch):
 
 def test_the_dashboard_lists_deliveries_and_sends_one_again(api_client, client):
     key, raw = make_api_key()
-    startup = make_startup("A", slug="a", mrr=10)
+    startup = make_startup("A", owner=make_account(), slug="a", mrr=10)
     client.force_login(key.account)
     with Receiver(statuses=(500,)) as receiver:
         page = client.post("/dashboard/webhooks/new/", {"url": receiver.base_url + "/<i>x</i>"})
@@ -405,7 +405,7 @@ def test_the_dashboard_lists_deliveries_and_sends_one_again(api_client, client):
 def test_a_full_queue_disables_the_endpoint_and_tells_the_owner(api_client, monkeypatch):
     monkeypatch.setattr("webhooks.events.QUEUE_BOUND", 1)
     key, raw = make_api_key()
-    startup = make_startup("A", slug="a", mrr=10)
+    startup = make_startup("A", owner=make_account(), slug="a", mrr=10)
     with Receiver(statuses=(500,)) as receiver:
         created = register(api_client, raw, receiver.base_url, events=["startup.updated"])
         drain()
@@ -420,7 +420,7 @@ def test_a_full_queue_disables_the_endpoint_and_tells_the_owner(api_client, monk
 
 def test_the_command_runs_one_round(api_client):
     _, raw = make_api_key()
-    startup = make_startup("A", slug="a", mrr=10)
+    startup = make_startup("A", owner=make_account(), slug="a", mrr=10)
     with Receiver() as receiver:
         register(api_client, raw, receiver.base_url, events=["startup.updated"])
         call_command("deliver_webhooks")
@@ -435,7 +435,7 @@ def test_secrets_rotate_with_the_encryption_keys_and_an_unreadable_one_disables(
     old, new = Fernet.generate_key().decode(), Fernet.generate_key().decode()
     settings.PROVIDER_KEY_ENCRYPTION_KEYS = [old]
     _, raw = make_api_key()
-    startup = make_startup("A", slug="a", mrr=10)
+    startup = make_startup("A", owner=make_account(), slug="a", mrr=10)
     with Receiver() as receiver:
         endpoint = register(api_client, raw, receiver.base_url, events=["startup.updated"])
         settings.PROVIDER_KEY_ENCRYPTION_KEYS = [new, old]
@@ -455,7 +455,7 @@ def test_secrets_rotate_with_the_encryption_keys_and_an_unreadable_one_disables(
 
 def test_figures_going_stale_without_a_write_send_a_status_change(api_client, settings):
     _, raw = make_api_key()
-    startup = make_startup("A", slug="a", mrr=10)
+    startup = make_startup("A", owner=make_account(), slug="a", mrr=10)
     make_verification(startup, verified_at=timezone.now())  # `ok`
     now = timezone.now()
     with Receiver() as receiver:
@@ -481,7 +481,7 @@ def test_figures_going_stale_without_a_write_send_a_status_change(api_client, se
 
 def test_old_finished_deliveries_are_pruned(api_client):
     _, raw = make_api_key()
-    startup = make_startup("A", slug="a", mrr=10)
+    startup = make_startup("A", owner=make_account(), slug="a", mrr=10)
     now = timezone.now()
     with Receiver() as receiver:
         register(api_client, raw, receiver.base_url, events=["startup.updated"])

@@ -16,9 +16,9 @@ from openstartup.openapi import REST_RESPONSE_HEADERS, REST_TAG, error_responses
 from quota.callers import KeyAccount
 from startups.serializers import text, timestamp, whole
 from startups.views import RestView
-from webhooks.limits import ENDPOINTS, EVENT_TYPES
-from webhooks.models import Endpoint
-from webhooks.selectors import endpoint_get, endpoint_list
+from webhooks.limits import DELIVERY_RETENTION, ENDPOINTS, EVENT_TYPES
+from webhooks.models import Delivery, Endpoint
+from webhooks.selectors import RECENT_DELIVERIES, deliveries_recent, endpoint_get, endpoint_list
 from webhooks.services import (
     EndpointLimit,
     EndpointRefused,
@@ -126,6 +126,38 @@ class WebhookEndpointCreatedEnvelopeSerializer(serializers.Serializer):
     data = WebhookEndpointCreatedSerializer()
 
 
+class WebhookDeliverySerializer(serializers.Serializer):
+    id = whole()
+    event_id = text(help_text="The event's `webhook-id` (`msg_...`), the same on every attempt.")
+    event_type = serializers.ChoiceField(choices=EVENT_TYPES)
+    status = serializers.ChoiceField(
+        choices=Delivery.Status.values,
+        help_text="`pending`: queued or being retried; `delivered`: the endpoint answered 2xx; "
+        "`failed`: the retry schedule ran out.",
+    )
+    attempts = whole(help_text="Attempts made so far.")
+    next_attempt_at = timestamp(null=True, help_text="When it is tried next; null once done.")
+    last_attempt_at = timestamp(null=True, help_text="null before the first attempt.")
+    last_status_code = whole(
+        null=True,
+        help_text="HTTP status of the last answer; null without one (never tried, "
+        "timed out, refused).",
+    )
+    last_error = text(null=True, help_text="Why the last attempt failed; null when it did not.")
+    created_at = timestamp(help_text="When the event was queued.")
+
+    def to_representation(self, delivery: Delivery) -> dict:
+        data = super().to_representation(delivery)
+        data["last_error"] = delivery.last_error or None
+        if delivery.status != Delivery.Status.PENDING:
+            data["next_attempt_at"] = None
+        return data
+
+
+class WebhookDeliveryListSerializer(serializers.Serializer):
+    data = WebhookDeliverySerializer(many=True)
+
+
 def _error(code: str, description: str) -> OpenApiResponse:
     return OpenApiResponse(ErrorSerializer, description=f"`{code}`: {description}")
 
@@ -229,15 +261,20 @@ class WebhookEndpointListView(RestView):
         return Response({"data": shown}, status=201)
 
 
+def _owned_endpoint(request: Request, endpoint_id: str) -> Endpoint:
+    """The key's account's endpoint `endpoint_id`; 404 for any other id or account."""
+    account = _account(request)
+    endpoint = None
+    if endpoint_id.isascii() and endpoint_id.isdigit() and len(endpoint_id) < 19:
+        endpoint = endpoint_get(account_id=account.pk, pk=int(endpoint_id))
+    if endpoint is None:
+        raise NotFound("No webhook endpoint with this id belongs to this key's account.")
+    return endpoint
+
+
 class WebhookEndpointDetailView(RestView):
     def _endpoint(self, request: Request, endpoint_id: str) -> Endpoint:
-        account = _account(request)
-        endpoint = None
-        if endpoint_id.isascii() and endpoint_id.isdigit() and len(endpoint_id) < 19:
-            endpoint = endpoint_get(account_id=account.pk, pk=int(endpoint_id))
-        if endpoint is None:
-            raise NotFound("No webhook endpoint with this id belongs to this key's account.")
-        return endpoint
+        return _owned_endpoint(request, endpoint_id)
 
     @_operation(
         "getWebhookEndpoint",
@@ -281,3 +318,20 @@ class WebhookEndpointDetailView(RestView):
     def delete(self, request: Request, endpoint_id: str) -> Response:
         endpoint_delete(endpoint=self._endpoint(request, endpoint_id))
         return Response(status=204)
+
+
+class WebhookDeliveryListView(RestView):
+    @_operation(
+        "listWebhookDeliveries",
+        "List a webhook endpoint's deliveries",
+        {200: WebhookDeliveryListSerializer},
+        {404: _NOT_FOUND},
+        path=(ENDPOINT_ID,),
+        description=f"The endpoint's {RECENT_DELIVERIES} most recent deliveries, newest first: "
+        "status, attempts, next attempt and the last answer's status code. Finished ones are "
+        f"kept {DELIVERY_RETENTION.days} days." + _KEYED,
+    )
+    def get(self, request: Request, endpoint_id: str) -> Response:
+        endpoint = _owned_endpoint(request, endpoint_id)
+        deliveries = deliveries_recent(endpoint=endpoint)
+        return Response({"data": WebhookDeliverySerializer(deliveries, many=True).data})

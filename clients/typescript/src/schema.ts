@@ -88,6 +88,34 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/changes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Change feed (oldest first, resumable)
+         * @description Every visible change to a startup, oldest first, in the order of the change sequence (commit order): creations, edits, new figures, status changes, and tombstones for startups deleted or unpublished. Resume with `meta.nextCursor`: nothing committed after it is skipped. Delivery is at least once; entries are kept 90 days (CHANGE_RETENTION_DAYS). Each entry with a `startup` counts as one record against the Free monthly allowance; tombstones are free. For the newest-first view of what changed, see `GET /api/v1/startups?sort=updated-desc&updatedSince=`.
+         */
+        get: operations["listChanges"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        /**
+         * Change feed (oldest first, resumable) (allowed methods)
+         * @description 204 with `Allow`. CORS preflights (with `Access-Control-Request-Method`) are answered 200 with the CORS headers instead.
+         */
+        options: operations["listChangesOptions"];
+        /**
+         * Change feed (oldest first, resumable) (headers only)
+         * @description The GET answer's status and headers without a body. Spends none of the monthly allowance.
+         */
+        head: operations["listChangesHead"];
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/exports/startups.ndjson": {
         parameters: {
             query?: never;
@@ -113,6 +141,118 @@ export interface paths {
          * @description The GET answer's status and headers without a body. Spends none of the monthly allowance.
          */
         head: operations["exportStartupsHead"];
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/log/entries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Leaves of the transparency log
+         * @description Leaves `start` to `end` inclusive (as RFC 6962 get-entries), at most 100 per answer: `end` is lowered to fit and to the latest tree size; `meta.end` says where the answer stopped. `start` beyond the log, `end` before `start` or a non-numeric value: 400 `invalid_parameter`. Free of charge.
+         */
+        get: operations["listLogEntries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        /**
+         * Leaves of the transparency log (allowed methods)
+         * @description 204 with `Allow`. CORS preflights (with `Access-Control-Request-Method`) are answered 200 with the CORS headers instead.
+         */
+        options: operations["listLogEntriesOptions"];
+        /**
+         * Leaves of the transparency log (headers only)
+         * @description The GET answer's status and headers without a body. Spends none of the monthly allowance.
+         */
+        head: operations["listLogEntriesHead"];
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/log/proof/consistency": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Consistency proof between two tree sizes
+         * @description RFC 6962 PROOF(first, D[second]): shows that the tree of `second` leaves extends the tree of `first` leaves unchanged (0 < first <= second <= the latest head's size; `first == second` gives an empty proof). Otherwise 400 `invalid_parameter`. Free of charge.
+         */
+        get: operations["getLogConsistencyProof"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        /**
+         * Consistency proof between two tree sizes (allowed methods)
+         * @description 204 with `Allow`. CORS preflights (with `Access-Control-Request-Method`) are answered 200 with the CORS headers instead.
+         */
+        options: operations["getLogConsistencyProofOptions"];
+        /**
+         * Consistency proof between two tree sizes (headers only)
+         * @description The GET answer's status and headers without a body. Spends none of the monthly allowance.
+         */
+        head: operations["getLogConsistencyProofHead"];
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/log/proof/inclusion": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Inclusion proof of a leaf
+         * @description RFC 6962 audit path of a leaf in the tree of the first `treeSize` leaves: hash the leaf up the path and compare with that tree head's root. `leaf` is a leaf index or a leaf hash (64 hex); `treeSize` is between 1 and the latest head's size and larger than the leaf index. Otherwise 400 `invalid_parameter`. Free of charge.
+         */
+        get: operations["getLogInclusionProof"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        /**
+         * Inclusion proof of a leaf (allowed methods)
+         * @description 204 with `Allow`. CORS preflights (with `Access-Control-Request-Method`) are answered 200 with the CORS headers instead.
+         */
+        options: operations["getLogInclusionProofOptions"];
+        /**
+         * Inclusion proof of a leaf (headers only)
+         * @description The GET answer's status and headers without a body. Spends none of the monthly allowance.
+         */
+        head: operations["getLogInclusionProofHead"];
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/log/tree-head": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Latest signed tree head of the transparency log
+         * @description The newest signed tree head (STH): the log's size, its RFC 6962 root hash and an Ed25519 JWS over both, signed with the attestation key (JWKS). Every head ever published is kept: `treeSize` asks for the one of that size (one is signed per size the log reached; 400 `invalid_parameter` for a size never published), and consistency proofs go between any two sizes. Free of charge.
+         */
+        get: operations["getLogTreeHead"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        /**
+         * Latest signed tree head of the transparency log (allowed methods)
+         * @description 204 with `Allow`. CORS preflights (with `Access-Control-Request-Method`) are answered 200 with the CORS headers instead.
+         */
+        options: operations["getLogTreeHeadOptions"];
+        /**
+         * Latest signed tree head of the transparency log (headers only)
+         * @description The GET answer's status and headers without a body. Spends none of the monthly allowance.
+         */
+        head: operations["getLogTreeHeadHead"];
         patch?: never;
         trace?: never;
     };
@@ -181,7 +321,7 @@ export interface paths {
         };
         /**
          * Signed attestation of verified figures
-         * @description A compact JWS (EdDSA, Ed25519) over the startup's verified figures, verifiable offline against `/.well-known/jwks.json`. Only for startups with verified figures (404 `not_found` otherwise, costing nothing); one record against the Free monthly allowance.
+         * @description A compact JWS (EdDSA, Ed25519) over the startup's verified figures, verifiable offline against `/.well-known/jwks.json`, with its leaf in the transparency log (`leafIndex`, `logEntry`) and the proof of that leaf's inclusion in a signed tree head (`treeHead`, `inclusionProof`). Only for startups with verified figures (404 `not_found` otherwise, costing nothing); one record against the Free monthly allowance.
          */
         get: operations["getStartupAttestation"];
         put?: never;
@@ -228,8 +368,225 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/webhooks/endpoints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List webhook endpoints
+         * @description The key's account's webhook endpoints, oldest first (secrets are never shown again). Needs an API key (any plan); spends none of the monthly allowance.
+         */
+        get: operations["listWebhookEndpoints"];
+        put?: never;
+        /**
+         * Register a webhook endpoint
+         * @description Registers an endpoint and answers its signing secret, once. Events are signed per the Standard Webhooks specification (README, Webhooks). Needs an API key (any plan); spends none of the monthly allowance.
+         */
+        post: operations["createWebhookEndpoint"];
+        delete?: never;
+        /**
+         * List webhook endpoints (allowed methods)
+         * @description 204 with `Allow`. CORS preflights (with `Access-Control-Request-Method`) are answered 200 with the CORS headers instead.
+         */
+        options: operations["listWebhookEndpointsOptions"];
+        /**
+         * List webhook endpoints (headers only)
+         * @description The GET answer's status and headers without a body. Spends none of the monthly allowance.
+         */
+        head: operations["listWebhookEndpointsHead"];
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/endpoints/{endpoint_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a webhook endpoint
+         * @description One of the account's endpoints. Needs an API key (any plan); spends none of the monthly allowance.
+         */
+        get: operations["getWebhookEndpoint"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a webhook endpoint
+         * @description Deletes the endpoint and its queue. Needs an API key (any plan); spends none of the monthly allowance.
+         */
+        delete: operations["deleteWebhookEndpoint"];
+        /**
+         * Read a webhook endpoint (allowed methods)
+         * @description 204 with `Allow`. CORS preflights (with `Access-Control-Request-Method`) are answered 200 with the CORS headers instead.
+         */
+        options: operations["getWebhookEndpointOptions"];
+        /**
+         * Read a webhook endpoint (headers only)
+         * @description The GET answer's status and headers without a body. Spends none of the monthly allowance.
+         */
+        head: operations["getWebhookEndpointHead"];
+        /**
+         * Change a webhook endpoint
+         * @description Changes the fields sent; `enabled: true` re-enables a disabled endpoint (its queued events are sent again from the oldest). Needs an API key (any plan); spends none of the monthly allowance.
+         */
+        patch: operations["updateWebhookEndpoint"];
+        trace?: never;
+    };
+    "/api/v1/webhooks/endpoints/{endpoint_id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a webhook endpoint's deliveries
+         * @description The endpoint's 20 most recent deliveries, newest first: status, attempts, next attempt and the last answer's status code. Finished ones are kept 35 days. Needs an API key (any plan); spends none of the monthly allowance.
+         */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        /**
+         * List a webhook endpoint's deliveries (allowed methods)
+         * @description 204 with `Allow`. CORS preflights (with `Access-Control-Request-Method`) are answered 200 with the CORS headers instead.
+         */
+        options: operations["listWebhookDeliveriesOptions"];
+        /**
+         * List a webhook endpoint's deliveries (headers only)
+         * @description The GET answer's status and headers without a body. Spends none of the monthly allowance.
+         */
+        head: operations["listWebhookDeliveriesHead"];
+        patch?: never;
+        trace?: never;
+    };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "startup.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A startup was published
+         * @description A new startup, as a list item of `GET /api/v1/startups`. Signed per the Standard Webhooks specification (README, Webhooks); answer 2xx within 5 seconds, or it is retried.
+         */
+        post: operations["webhookStartupCreated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "startup.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A startup changed
+         * @description `fields` names what changed (API names, e.g. `name`, `revenue.mrr`, `verification`); `startup` is the startup as it is now, as a list item. Signed per the Standard Webhooks specification (README, Webhooks); answer 2xx within 5 seconds, or it is retried.
+         */
+        post: operations["webhookStartupUpdated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "startup.deleted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A startup was deleted or unpublished
+         * @description Drop it from your copy: `reason` says whether it was deleted or unpublished. Signed per the Standard Webhooks specification (README, Webhooks); answer 2xx within 5 seconds, or it is retried.
+         */
+        post: operations["webhookStartupDeleted"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "verification.status_changed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The freshness of verified figures changed
+         * @description `ok`, `stale`, `key_revoked` or `error` (null: not verified). Figures that age past VERIFICATION_STALE_HOURS without any write send one with `sequence: null`. Signed per the Standard Webhooks specification (README, Webhooks); answer 2xx within 5 seconds, or it is retried.
+         */
+        post: operations["webhookVerificationStatusChanged"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "revenue.changed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * MRR moved past the endpoint's threshold
+         * @description Sent when MRR moves by at least the endpoint's `revenueThresholdPercent` of the previous MRR, or from or to no MRR. Signed per the Standard Webhooks specification (README, Webhooks); answer 2xx within 5 seconds, or it is retried.
+         */
+        post: operations["webhookRevenueChanged"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "attestation.issued": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Verified figures were signed
+         * @description A compact JWS of the new verified figures (as `GET /api/v1/startups/{slug}/attestation`), verifiable with the key `kid` of `/.well-known/jwks.json`. Signed per the Standard Webhooks specification (README, Webhooks); answer 2xx within 5 seconds, or it is retried.
+         */
+        post: operations["webhookAttestationIssued"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         /** @description The AI discovery index over a list of AI-enabled startups. */
@@ -322,12 +679,24 @@ export interface components {
              *     * `key_revoked` - key_revoked
              *     * `error` - error
              */
-            status: components["schemas"]["StatusEnum"] | components["schemas"]["NullEnum"];
+            status: components["schemas"]["StatusAb7Enum"] | components["schemas"]["NullEnum"];
             /** @description The methodology version (`v1`, `v2`, ...; /docs/methodology/<version>) the verified figures were computed with; null when not verified (self-reported). */
             methodology_version: string | null;
         };
+        /**
+         * @description The fields an attestation answer adds for the transparency log (startups.serializers'
+         *     AttestationSerializer extends this).
+         */
         Attestation: {
-            /** @description Compact JWS (RFC 7515), EdDSA/Ed25519 (RFC 8037). Payload: `slug`, every field of the detail's `verification` object (camelCase, monthly rows included) and `issuedAt`. Verify against /.well-known/jwks.json. */
+            /** @description Index of the attested statement's leaf in the transparency log (also the signed `logIndex` claim; `loggedAt` says when the statement was first logged). */
+            leafIndex: number;
+            /** @description The leaf's exact bytes, base64: canonical JSON of `slug`, the attested figures (all but `status`, `lastSyncedAt`, `verifiedAt` and `methodology`), `logIndex` and `loggedAt`; each of its values equals the JWS claim of that name. */
+            logEntry: string;
+            /** @description The latest signed tree head. */
+            treeHead: components["schemas"]["TreeHead"];
+            /** @description RFC 6962 audit path of the leaf up to `treeHead` (hex). */
+            inclusionProof: string[];
+            /** @description Compact JWS (RFC 7515), EdDSA/Ed25519 (RFC 8037). Payload: `slug`, every field of the detail's `verification` object (camelCase, monthly rows included), `issuedAt`, and the JWT claims verifiers must check: `iss` (the service's address), `sub` (the slug), `iat` and `exp` (Unix seconds). Verify against /.well-known/jwks.json. */
             jws: string;
             /** @description `kid` of the signing key in /.well-known/jwks.json. */
             keyId: string;
@@ -345,6 +714,65 @@ export interface components {
         CategoryList: {
             data: components["schemas"]["CategoryCount"][];
         };
+        ChangeEntry: {
+            /** @description Position in the change sequence: strictly increasing, not dense. */
+            sequence: number;
+            /**
+             * @description `created` and `updated`: upsert `startup`; `deleted` and `unpublished` (tombstones): remove the startup with this `slug`.
+             *
+             *     * `created` - created
+             *     * `updated` - updated
+             *     * `deleted` - deleted
+             *     * `unpublished` - unpublished
+             */
+            kind: components["schemas"]["KindEnum"];
+            /** @description The startup's slug when the change was made. */
+            slug: string;
+            /** @description What changed, by API name (`revenue.mrr`, `verification.status`); empty when not itemised (creations, deletions, imports). */
+            fields: string[];
+            /**
+             * Format: date-time
+             * @description When the change was committed (ms, UTC).
+             */
+            changedAt: string;
+            /** @description The startup's list item as it is now; null for tombstones and for startups no longer published under this slug (their tombstone follows). */
+            startup: components["schemas"]["StartupList"] | null;
+        };
+        ChangeFeed: {
+            data: components["schemas"]["ChangeEntry"][];
+            meta: components["schemas"]["ChangeFeedMeta"];
+        };
+        ChangeFeedMeta: {
+            /** @description Entries per page actually applied. */
+            limit: number;
+            /** @description True while more entries follow now. */
+            hasMore: boolean;
+            /** @description Always set: send it as `cursor` to resume after this page (also once `hasMore` is false, to poll for later changes). */
+            nextCursor: string;
+            plan: components["schemas"]["PlanEnum"];
+            maxLimit: number;
+            /** @description Free plan only. */
+            quota?: components["schemas"]["QuotaMeta"];
+            /** @description Only when `limit` was lowered. */
+            notice?: string;
+        };
+        ConsistencyProof: {
+            first: number;
+            second: number;
+            /** @description RFC 6962 PROOF(first, D[second]), hex. */
+            consistency: string[];
+        };
+        ConsistencyProofEnvelope: {
+            data: components["schemas"]["ConsistencyProof"];
+        };
+        /**
+         * @description * `restricted_read` - restricted_read
+         *     * `read_only` - read_only
+         *     * `full_access` - full_access
+         *     * `metrics_token` - metrics_token
+         * @enum {string}
+         */
+        CredentialEnum: "restricted_read" | "read_only" | "full_access" | "metrics_token";
         DetailRevenue: {
             /** @description MRR in USD. */
             mrr: number | null;
@@ -355,6 +783,14 @@ export interface components {
             /** @description True when the numbers come from a connected payment provider. */
             verified: boolean;
             /**
+             * @description Where the figures come from: `verified` (synced from the startup's payment provider), `self_reported` (typed by the founder, or from public sources for an unclaimed startup) or `demo` (the invented demo dataset; never real revenue). Always present.
+             *
+             *     * `verified` - verified
+             *     * `self_reported` - self_reported
+             *     * `demo` - demo
+             */
+            source: components["schemas"]["SourceEnum"];
+            /**
              * Format: double
              * @description MRR change against the daily snapshot 30 days earlier, as a ratio (0.12 = +12%); null without a snapshot that old or without MRR.
              */
@@ -364,6 +800,18 @@ export interface components {
              * @description Last successful sync from the provider; null when not verified.
              */
             lastSyncedAt: string | null;
+        };
+        Difference: {
+            /**
+             * Format: double
+             * @description (our MRR - theirs) / theirs x 100; null without both.
+             */
+            mrr: number | null;
+            /**
+             * Format: double
+             * @description (our `last30Days` - their revenue) / theirs x 100; null without both.
+             */
+            revenue: number | null;
         };
         /** @description The declared shape of `error_body` (for the OpenAPI document; never used to render). */
         Error: {
@@ -377,6 +825,26 @@ export interface components {
             /** @description The response's `X-Request-Id`: quote it when reporting a problem. */
             requestId: string | null;
         };
+        /**
+         * @description * `startup.created` - startup.created
+         *     * `startup.updated` - startup.updated
+         *     * `startup.deleted` - startup.deleted
+         *     * `verification.status_changed` - verification.status_changed
+         *     * `revenue.changed` - revenue.changed
+         *     * `attestation.issued` - attestation.issued
+         * @enum {string}
+         */
+        EventTypeEnum: "startup.created" | "startup.updated" | "startup.deleted" | "verification.status_changed" | "revenue.changed" | "attestation.issued";
+        /**
+         * @description * `startup.created` - startup.created
+         *     * `startup.updated` - startup.updated
+         *     * `startup.deleted` - startup.deleted
+         *     * `verification.status_changed` - verification.status_changed
+         *     * `revenue.changed` - revenue.changed
+         *     * `attestation.issued` - attestation.issued
+         * @enum {string}
+         */
+        EventsEnum: "startup.created" | "startup.updated" | "startup.deleted" | "verification.status_changed" | "revenue.changed" | "attestation.issued";
         Founder: {
             name: string;
             title: string | null;
@@ -407,6 +875,25 @@ export interface components {
             data: components["schemas"]["Snapshot"][];
             meta: components["schemas"]["HistoryMeta"];
         };
+        InclusionProof: {
+            leafIndex: number;
+            treeSize: number;
+            /** @description Lowercase hex of a SHA-256 hash (64 characters). */
+            leafHash: string;
+            /** @description RFC 6962 PATH(leafIndex, D[treeSize]), hex. */
+            auditPath: string[];
+        };
+        InclusionProofEnvelope: {
+            data: components["schemas"]["InclusionProof"];
+        };
+        /**
+         * @description * `created` - created
+         *     * `updated` - updated
+         *     * `deleted` - deleted
+         *     * `unpublished` - unpublished
+         * @enum {string}
+         */
+        KindEnum: "created" | "updated" | "deleted" | "unpublished";
         ListRevenue: {
             /** @description MRR in USD. */
             mrr: number | null;
@@ -414,6 +901,14 @@ export interface components {
             arr: number | null;
             /** @description True when the numbers come from a connected payment provider (see `verification.provider` on the detail; `demo` marks the demo dataset); false when self-reported or from public sources. */
             verified: boolean;
+            /**
+             * @description Where the figures come from: `verified` (synced from the startup's payment provider), `self_reported` (typed by the founder, or from public sources for an unclaimed startup) or `demo` (the invented demo dataset; never real revenue). Always present.
+             *
+             *     * `verified` - verified
+             *     * `self_reported` - self_reported
+             *     * `demo` - demo
+             */
+            source: components["schemas"]["SourceEnum"];
             /**
              * Format: date-time
              * @description Last successful sync from the provider; null when not verified.
@@ -425,6 +920,24 @@ export interface components {
              */
             growth30d: number | null;
         };
+        LogEntries: {
+            data: components["schemas"]["LogEntry"][];
+            meta: components["schemas"]["LogEntriesMeta"];
+        };
+        LogEntriesMeta: {
+            start: number;
+            /** @description Last index returned (inclusive). */
+            end: number;
+            /** @description The latest tree head's size. */
+            treeSize: number;
+        };
+        LogEntry: {
+            leafIndex: number;
+            /** @description SHA-256(0x00 || entry). Lowercase hex of a SHA-256 hash (64 characters). */
+            leafHash: string;
+            /** @description The leaf's exact bytes, base64 (RFC 4648 section 4): canonical JSON (UTF-8, keys sorted, no spaces) of the statement: `slug`, the attested figures, `logIndex`, `loggedAt`. */
+            entry: string;
+        };
         MonthlyRevenue: {
             /** @description YYYY-MM */
             month: string;
@@ -434,12 +947,60 @@ export interface components {
             net: number;
         };
         NullEnum: null;
+        /** @description The body of POST (url required) and PATCH (any subset). Names are camelCase as sent. */
+        PatchedWebhookEndpointInput: {
+            /** @description Where events are POSTed: https:// (http:// only on development servers), a public address (never loopback, private or link-local). */
+            url?: string;
+            description?: string;
+            /** @description Event types to send; left out or empty: all of them. */
+            events?: components["schemas"]["EventsEnum"][];
+            /** @description Only these startups; empty: every startup. */
+            slugs?: string[];
+            /** @description Only startups in one of these categories (case-insensitive); empty: all. */
+            categories?: string[];
+            /** @description Only startups whose figures a payment provider verifies. */
+            verifiedOnly?: boolean;
+            /** @description `revenue.changed` fires when MRR moves by at least this percent of the previous MRR (0: every change; default 10). From or to no MRR always fires. */
+            revenueThresholdPercent?: number;
+            /** @description PATCH only: true re-enables a disabled endpoint. */
+            enabled?: boolean;
+        };
+        /**
+         * @description * `current` - current
+         *     * `last_30_days` - last_30_days
+         * @enum {string}
+         */
+        PeriodEnum: "current" | "last_30_days";
         /**
          * @description * `Free` - Free
          *     * `Pro` - Pro
          * @enum {string}
          */
         PlanEnum: "Free" | "Pro";
+        ProviderAccount: {
+            /** @description Its business name there. */
+            name: string | null;
+            /** @description Its website's domain there. */
+            domain: string | null;
+        };
+        /** @description Declared shape of `provider_reported()` (rendered as the plain dict it returns). */
+        ProviderReported: {
+            /** @description The provider's own MRR, whole USD; null if it gives none. */
+            mrr: number | null;
+            /** @description The provider's own revenue over `period`, whole USD; null if it gives none. */
+            revenue: number | null;
+            /** @description What the provider's figure is, in words. */
+            definition: string;
+            /**
+             * @description `current`: MRR at the sync; `last_30_days`: revenue over the 30 days before the sync (MRR, if given, at the sync).
+             *
+             *     * `current` - current
+             *     * `last_30_days` - last_30_days
+             */
+            period: components["schemas"]["PeriodEnum"];
+            /** @description How far ours is from theirs. */
+            differencePercent: components["schemas"]["Difference"];
+        };
         QuotaMeta: {
             /** @description Records included this month. */
             limit: number;
@@ -466,6 +1027,13 @@ export interface components {
             platform: string;
             url: string;
         };
+        /**
+         * @description * `verified` - verified
+         *     * `self_reported` - self_reported
+         *     * `demo` - demo
+         * @enum {string}
+         */
+        SourceEnum: "verified" | "self_reported" | "demo";
         StartupDetail: {
             name: string;
             slug: string;
@@ -485,6 +1053,8 @@ export interface components {
             revenue: components["schemas"]["DetailRevenue"];
             /** @description Null for self-reported startups. */
             verification: components["schemas"]["Verification"] | null;
+            /** @description The payment-provider account behind the verified figures, as the provider names it (it may differ from the startup's name); null when not verified or when the provider gives neither a name nor a domain. */
+            providerAccount: components["schemas"]["ProviderAccount"] | null;
             onSale: boolean;
             /** @description USD, when listed for sale. */
             askingPrice: number | null;
@@ -517,6 +1087,8 @@ export interface components {
              * @description When the startup's data last changed (change feed).
              */
             updatedAt: string;
+            /** @description Public profile page; credit it where the data is shown. */
+            profileUrl: string;
         };
         /** @description GET /api/v1/startups: `{data, meta}` (declared for the OpenAPI document). */
         StartupPage: {
@@ -551,7 +1123,22 @@ export interface components {
          *     * `error` - error
          * @enum {string}
          */
-        StatusEnum: "ok" | "stale" | "key_revoked" | "error";
+        StatusAb7Enum: "ok" | "stale" | "key_revoked" | "error";
+        TreeHead: {
+            /** @description Leaves the head covers. */
+            treeSize: number;
+            /** @description When it was signed (ISO 8601 UTC, ms, Z). */
+            timestamp: string;
+            /** @description RFC 6962 MTH of the leaves. Lowercase hex of a SHA-256 hash (64 characters). */
+            sha256RootHash: string;
+            /** @description Compact JWS (EdDSA/Ed25519, header `typ` `openstartup-tree-head+jwt`) whose payload is `{treeSize, timestamp, sha256RootHash}`; the signed values are the ones to trust. Verify against /.well-known/jwks.json. */
+            signature: string;
+            /** @description `kid` of the signing key in the JWKS. */
+            keyId: string;
+        };
+        TreeHeadEnvelope: {
+            data: components["schemas"]["TreeHead"];
+        };
         /**
          * @description * `Organization` - Organization
          * @enum {string}
@@ -566,7 +1153,7 @@ export interface components {
              *     * `key_revoked` - key_revoked
              *     * `error` - error
              */
-            status: components["schemas"]["StatusEnum"];
+            status: components["schemas"]["StatusAb7Enum"];
             /**
              * Format: date-time
              * @description Last successful sync from the provider.
@@ -593,6 +1180,17 @@ export interface components {
             /** @description Months of history (rows in `monthly`). */
             historyMonths: number;
             monthly: components["schemas"]["MonthlyRevenue"][];
+            /**
+             * @description The kind of key the figures were read with, as the key check saw it at connect: `restricted_read` (a key restricted to the read permissions we ask for), `read_only`, `full_access` (Lemon Squeezy issues no read-only key) or `metrics_token`; null when not recorded.
+             *
+             *     * `restricted_read` - restricted_read
+             *     * `read_only` - read_only
+             *     * `full_access` - full_access
+             *     * `metrics_token` - metrics_token
+             */
+            credential: components["schemas"]["CredentialEnum"] | components["schemas"]["NullEnum"];
+            /** @description The provider's own figure where its API publishes one (Polar's metrics, Paddle's MRR metrics, Lemon Squeezy's store revenue), with its definition and the difference from ours; null where the provider has none. */
+            providerReported: components["schemas"]["ProviderReported"] | null;
         };
         /**
          * @description * `owner_verified` - owner_verified
@@ -600,6 +1198,110 @@ export interface components {
          * @enum {string}
          */
         VerificationStatusEnum: "owner_verified" | "unverified";
+        WebhookDelivery: {
+            id: number;
+            /** @description The event's `webhook-id` (`msg_...`), the same on every attempt. */
+            eventId: string;
+            eventType: components["schemas"]["EventTypeEnum"];
+            /**
+             * @description `pending`: queued or being retried; `delivered`: the endpoint answered 2xx; `failed`: the retry schedule ran out.
+             *
+             *     * `pending` - pending
+             *     * `delivered` - delivered
+             *     * `failed` - failed
+             */
+            status: components["schemas"]["WebhookDeliveryStatusEnum"];
+            /** @description Attempts made so far. */
+            attempts: number;
+            /**
+             * Format: date-time
+             * @description When it is tried next; null once done.
+             */
+            nextAttemptAt: string | null;
+            /**
+             * Format: date-time
+             * @description null before the first attempt.
+             */
+            lastAttemptAt: string | null;
+            /** @description HTTP status of the last answer; null without one (never tried, timed out, refused). */
+            lastStatusCode: number | null;
+            /** @description Why the last attempt failed; null when it did not. */
+            lastError: string | null;
+            /**
+             * Format: date-time
+             * @description When the event was queued.
+             */
+            createdAt: string;
+        };
+        WebhookDeliveryList: {
+            data: components["schemas"]["WebhookDelivery"][];
+        };
+        /**
+         * @description * `pending` - pending
+         *     * `delivered` - delivered
+         *     * `failed` - failed
+         * @enum {string}
+         */
+        WebhookDeliveryStatusEnum: "pending" | "delivered" | "failed";
+        WebhookEndpoint: {
+            id: number;
+            url: string;
+            description: string;
+            events: components["schemas"]["EventsEnum"][];
+            slugs: string[];
+            categories: string[];
+            verifiedOnly: boolean;
+            revenueThresholdPercent: number;
+            enabled: boolean;
+            /** @description Why it was disabled; null while enabled. */
+            disabledReason: string | null;
+            /** Format: date-time */
+            createdAt: string;
+        };
+        WebhookEndpointCreated: {
+            id: number;
+            url: string;
+            description: string;
+            events: components["schemas"]["EventsEnum"][];
+            slugs: string[];
+            categories: string[];
+            verifiedOnly: boolean;
+            revenueThresholdPercent: number;
+            enabled: boolean;
+            /** @description Why it was disabled; null while enabled. */
+            disabledReason: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** @description `whsec_...`: verify signatures with it (Standard Webhooks). Shown only in this answer; it cannot be read again. */
+            secret: string;
+        };
+        WebhookEndpointCreatedEnvelope: {
+            data: components["schemas"]["WebhookEndpointCreated"];
+        };
+        WebhookEndpointEnvelope: {
+            data: components["schemas"]["WebhookEndpoint"];
+        };
+        /** @description The body of POST (url required) and PATCH (any subset). Names are camelCase as sent. */
+        WebhookEndpointInput: {
+            /** @description Where events are POSTed: https:// (http:// only on development servers), a public address (never loopback, private or link-local). */
+            url?: string;
+            description?: string;
+            /** @description Event types to send; left out or empty: all of them. */
+            events?: components["schemas"]["EventsEnum"][];
+            /** @description Only these startups; empty: every startup. */
+            slugs?: string[];
+            /** @description Only startups in one of these categories (case-insensitive); empty: all. */
+            categories?: string[];
+            /** @description Only startups whose figures a payment provider verifies. */
+            verifiedOnly?: boolean;
+            /** @description `revenue.changed` fires when MRR moves by at least this percent of the previous MRR (0: every change; default 10). From or to no MRR always fires. */
+            revenueThresholdPercent?: number;
+            /** @description PATCH only: true re-enables a disabled endpoint. */
+            enabled?: boolean;
+        };
+        WebhookEndpointList: {
+            data: components["schemas"]["WebhookEndpoint"][];
+        };
         /** @description StartupList cut to the fields named in `fields`. */
         StartupListSparse: {
             name?: string;
@@ -623,6 +1325,8 @@ export interface components {
              * @description When the startup's data last changed (change feed).
              */
             updatedAt?: string;
+            /** @description Public profile page; credit it where the data is shown. */
+            profileUrl?: string;
         };
         /** @description ListRevenue cut to the fields named in `fields`. */
         ListRevenueSparse: {
@@ -632,6 +1336,14 @@ export interface components {
             arr?: number | null;
             /** @description True when the numbers come from a connected payment provider (see `verification.provider` on the detail; `demo` marks the demo dataset); false when self-reported or from public sources. */
             verified?: boolean;
+            /**
+             * @description Where the figures come from: `verified` (synced from the startup's payment provider), `self_reported` (typed by the founder, or from public sources for an unclaimed startup) or `demo` (the invented demo dataset; never real revenue). Always present.
+             *
+             *     * `verified` - verified
+             *     * `self_reported` - self_reported
+             *     * `demo` - demo
+             */
+            source?: components["schemas"]["SourceEnum"];
             /**
              * Format: date-time
              * @description Last successful sync from the provider; null when not verified.
@@ -668,6 +1380,8 @@ export interface components {
             revenue?: components["schemas"]["DetailRevenueSparse"];
             /** @description Null for self-reported startups. */
             verification?: components["schemas"]["VerificationSparse"] | null;
+            /** @description The payment-provider account behind the verified figures, as the provider names it (it may differ from the startup's name); null when not verified or when the provider gives neither a name nor a domain. */
+            providerAccount?: components["schemas"]["ProviderAccountSparse"] | null;
             onSale?: boolean;
             /** @description USD, when listed for sale. */
             askingPrice?: number | null;
@@ -684,6 +1398,14 @@ export interface components {
             currency?: string;
             /** @description True when the numbers come from a connected payment provider. */
             verified?: boolean;
+            /**
+             * @description Where the figures come from: `verified` (synced from the startup's payment provider), `self_reported` (typed by the founder, or from public sources for an unclaimed startup) or `demo` (the invented demo dataset; never real revenue). Always present.
+             *
+             *     * `verified` - verified
+             *     * `self_reported` - self_reported
+             *     * `demo` - demo
+             */
+            source?: components["schemas"]["SourceEnum"];
             /**
              * Format: double
              * @description MRR change against the daily snapshot 30 days earlier, as a ratio (0.12 = +12%); null without a snapshot that old or without MRR.
@@ -705,7 +1427,7 @@ export interface components {
              *     * `key_revoked` - key_revoked
              *     * `error` - error
              */
-            status?: components["schemas"]["StatusEnum"];
+            status?: components["schemas"]["StatusAb7Enum"];
             /**
              * Format: date-time
              * @description Last successful sync from the provider.
@@ -732,10 +1454,150 @@ export interface components {
             /** @description Months of history (rows in `monthly`). */
             historyMonths?: number;
             monthly?: components["schemas"]["MonthlyRevenue"][];
+            /**
+             * @description The kind of key the figures were read with, as the key check saw it at connect: `restricted_read` (a key restricted to the read permissions we ask for), `read_only`, `full_access` (Lemon Squeezy issues no read-only key) or `metrics_token`; null when not recorded.
+             *
+             *     * `restricted_read` - restricted_read
+             *     * `read_only` - read_only
+             *     * `full_access` - full_access
+             *     * `metrics_token` - metrics_token
+             */
+            credential?: components["schemas"]["CredentialEnum"] | components["schemas"]["NullEnum"];
+            /** @description The provider's own figure where its API publishes one (Polar's metrics, Paddle's MRR metrics, Lemon Squeezy's store revenue), with its definition and the difference from ours; null where the provider has none. */
+            providerReported?: components["schemas"]["ProviderReported"] | null;
+        };
+        /** @description ProviderAccount cut to the fields named in `fields`. */
+        ProviderAccountSparse: {
+            /** @description Its business name there. */
+            name?: string | null;
+            /** @description Its website's domain there. */
+            domain?: string | null;
         };
         /** @description StartupEnvelope with its items cut to the fields named in `fields`. */
         StartupEnvelopeSparse: {
             data: components["schemas"]["StartupDetailSparse"];
+        };
+        /** @description A new startup, as a list item of `GET /api/v1/startups`. */
+        WebhookStartupCreated: {
+            /** @constant */
+            type: "startup.created";
+            /**
+             * Format: date-time
+             * @description When the change happened (ISO 8601 UTC, milliseconds, `Z`).
+             */
+            timestamp: string;
+            data: {
+                /** @description The change sequence number this event comes from (the change feed's `sequence`). */
+                sequence: number;
+                /** @description The startup's slug. */
+                slug: string;
+                fields: string[];
+                startup: components["schemas"]["StartupList"];
+            };
+        };
+        /** @description `fields` names what changed (API names, e.g. `name`, `revenue.mrr`, `verification`); `startup` is the startup as it is now, as a list item. */
+        WebhookStartupUpdated: {
+            /** @constant */
+            type: "startup.updated";
+            /**
+             * Format: date-time
+             * @description When the change happened (ISO 8601 UTC, milliseconds, `Z`).
+             */
+            timestamp: string;
+            data: {
+                /** @description The change sequence number this event comes from (the change feed's `sequence`). */
+                sequence: number;
+                /** @description The startup's slug. */
+                slug: string;
+                fields: string[];
+                startup: components["schemas"]["StartupList"];
+            };
+        };
+        /** @description Drop it from your copy: `reason` says whether it was deleted or unpublished. */
+        WebhookStartupDeleted: {
+            /** @constant */
+            type: "startup.deleted";
+            /**
+             * Format: date-time
+             * @description When the change happened (ISO 8601 UTC, milliseconds, `Z`).
+             */
+            timestamp: string;
+            data: {
+                /** @description The change sequence number this event comes from (the change feed's `sequence`). */
+                sequence: number;
+                /** @description The startup's slug. */
+                slug: string;
+                /** @enum {unknown} */
+                reason: "deleted" | "unpublished";
+            };
+        };
+        /** @description `ok`, `stale`, `key_revoked` or `error` (null: not verified). Figures that age past VERIFICATION_STALE_HOURS without any write send one with `sequence: null`. */
+        WebhookVerificationStatusChanged: {
+            /** @constant */
+            type: "verification.status_changed";
+            /**
+             * Format: date-time
+             * @description When the change happened (ISO 8601 UTC, milliseconds, `Z`).
+             */
+            timestamp: string;
+            data: {
+                /** @description The change sequence number this event comes from (the change feed's `sequence`). */
+                sequence: number | null;
+                /** @description The startup's slug. */
+                slug: string;
+                /**
+                 * @description Freshness of the verified figures; null when not verified.
+                 * @enum {unknown}
+                 */
+                previousStatus: "ok" | "stale" | "key_revoked" | "error" | null;
+                /**
+                 * @description Freshness of the verified figures; null when not verified.
+                 * @enum {unknown}
+                 */
+                status: "ok" | "stale" | "key_revoked" | "error" | null;
+            };
+        };
+        /** @description Sent when MRR moves by at least the endpoint's `revenueThresholdPercent` of the previous MRR, or from or to no MRR. */
+        WebhookRevenueChanged: {
+            /** @constant */
+            type: "revenue.changed";
+            /**
+             * Format: date-time
+             * @description When the change happened (ISO 8601 UTC, milliseconds, `Z`).
+             */
+            timestamp: string;
+            data: {
+                /** @description The change sequence number this event comes from (the change feed's `sequence`). */
+                sequence: number;
+                /** @description The startup's slug. */
+                slug: string;
+                /** @description MRR in whole US dollars; null when none. */
+                previousMrr: number | null;
+                /** @description MRR in whole US dollars; null when none. */
+                mrr: number | null;
+                /** @constant */
+                currency: "USD";
+            };
+        };
+        /** @description A compact JWS of the new verified figures (as `GET /api/v1/startups/{slug}/attestation`), verifiable with the key `kid` of `/.well-known/jwks.json`. */
+        WebhookAttestationIssued: {
+            /** @constant */
+            type: "attestation.issued";
+            /**
+             * Format: date-time
+             * @description When the change happened (ISO 8601 UTC, milliseconds, `Z`).
+             */
+            timestamp: string;
+            data: {
+                /** @description The change sequence number this event comes from (the change feed's `sequence`). */
+                sequence: number;
+                /** @description The startup's slug. */
+                slug: string;
+                /** @description Compact JWS. */
+                attestation: string;
+                /** @description The signing key's id (JWKS). */
+                kid: string;
+            };
         };
     };
     responses: never;
@@ -1842,6 +2704,475 @@ export interface operations {
             };
         };
     };
+    listChanges: {
+        parameters: {
+            query?: {
+                /** @description `meta.nextCursor` of the previous page: resume after the last entry it showed. Leave out to start from the oldest entry kept. One this server did not issue is `400 invalid_cursor`; one from before entries were pruned is `410 cursor_expired`. */
+                cursor?: string;
+                /** @description Entries per page: 1 to the plan maximum (10 Free, 50 Pro); out of range is clamped, never refused. */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChangeFeed"];
+                };
+            };
+            /** @description `invalid_request`: Refused before reaching the API: an invalid Host header or more query parameters than the server parses (1000), or `api_key_in_query`: an API key in the URL (`api_key`, `apikey`, `key`); send it in a header. Invalid parameter *values* are never errors. Such an answer may lack the X-Service-* headers. Or `invalid_cursor`: `cursor` is not one this server issued (forged, edited or cut short): send `meta.nextCursor` exactly as received, or leave `cursor` out to start over. */
+            400: {
+                headers: {
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `invalid_api_key`: The key is wrong, revoked or empty, or the two headers carry different keys. */
+            401: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `email_not_confirmed`: The key is good, but its account has not confirmed its e-mail address yet (the link in the confirmation e-mail; the dashboard sends a new one). */
+            403: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `method_not_allowed`: Only GET (and HEAD) are served. */
+            405: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `cursor_expired`: Entries after this cursor were pruned (kept 90 days): read the feed again from the start, without `cursor`, and replace your copy. */
+            410: {
+                headers: {
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description URI Too Long: the request line is longer than 8190 bytes; refused by the HTTP server (gunicorn) before the API, without the API's headers or error object. Send shorter parameters. */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `monthly_quota_exceeded`: The Free allowance is used up until the 1st (UTC); `Retry-After` says in how many seconds. Or `rate_limited`: more requests in a minute than fair use allows (`RateLimit` says how many are left; `Retry-After` when to retry). */
+            429: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Seconds until the monthly allowance resets (`monthly_quota_exceeded`) or until a request is allowed again (`rate_limited`). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `server_error`: Server-side failure; retry later. */
+            500: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listChangesOptions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No body. */
+            204: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    /** @description The methods this path serves: `GET, HEAD, OPTIONS`. */
+                    Allow: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `invalid_api_key`: The key is wrong, revoked or empty, or the two headers carry different keys. */
+            401: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description URI Too Long: the request line is longer than 8190 bytes; refused by the HTTP server (gunicorn) before the API, without the API's headers or error object. Send shorter parameters. */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `server_error`: Server-side failure; retry later. */
+            500: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listChangesHead: {
+        parameters: {
+            query?: {
+                /** @description `meta.nextCursor` of the previous page: resume after the last entry it showed. Leave out to start from the oldest entry kept. One this server did not issue is `400 invalid_cursor`; one from before entries were pruned is `410 cursor_expired`. */
+                cursor?: string;
+                /** @description Entries per page: 1 to the plan maximum (10 Free, 50 Pro); out of range is clamped, never refused. */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `invalid_request`: Refused before reaching the API: an invalid Host header or more query parameters than the server parses (1000), or `api_key_in_query`: an API key in the URL (`api_key`, `apikey`, `key`); send it in a header. Invalid parameter *values* are never errors. Such an answer may lack the X-Service-* headers. Or `invalid_cursor`: `cursor` is not one this server issued (forged, edited or cut short): send `meta.nextCursor` exactly as received, or leave `cursor` out to start over. */
+            400: {
+                headers: {
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `invalid_api_key`: The key is wrong, revoked or empty, or the two headers carry different keys. */
+            401: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `email_not_confirmed`: The key is good, but its account has not confirmed its e-mail address yet (the link in the confirmation e-mail; the dashboard sends a new one). */
+            403: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `method_not_allowed`: Only GET (and HEAD) are served. */
+            405: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `cursor_expired`: Entries after this cursor were pruned (kept 90 days): read the feed again from the start, without `cursor`, and replace your copy. */
+            410: {
+                headers: {
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description URI Too Long: the request line is longer than 8190 bytes; refused by the HTTP server (gunicorn) before the API, without the API's headers or error object. Send shorter parameters. */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `monthly_quota_exceeded`: The Free allowance is used up until the 1st (UTC); `Retry-After` says in how many seconds. Or `rate_limited`: more requests in a minute than fair use allows (`RateLimit` says how many are left; `Retry-After` when to retry). */
+            429: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    /** @description Seconds until the monthly allowance resets (`monthly_quota_exceeded`) or until a request is allowed again (`rate_limited`). */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `server_error`: Server-side failure; retry later. */
+            500: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     exportStartups: {
         parameters: {
             query?: {
@@ -2287,6 +3618,1398 @@ export interface operations {
             };
         };
     };
+    listLogEntries: {
+        parameters: {
+            query: {
+                /** @description Last leaf index wanted (inclusive). */
+                end: number;
+                /** @description First leaf index (0-based). */
+                start: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LogEntries"];
+                };
+            };
+            /** @description `invalid_request`: Refused before reaching the API: an invalid Host header or more query parameters than the server parses (1000), or `api_key_in_query`: an API key in the URL (`api_key`, `apikey`, `key`); send it in a header. Invalid parameter *values* are never errors. Such an answer may lack the X-Service-* headers. Or `invalid_parameter`: The transparency log's parameters are exact: a missing, non-numeric or out-of-range index or tree size is refused, and the message says which and why. */
+            400: {
+                headers: {
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `invalid_api_key`: The key is wrong, revoked or empty, or the two headers carry different keys. */
+            401: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `method_not_allowed`: Only GET (and HEAD) are served. */
+            405: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description URI Too Long: the request line is longer than 8190 bytes; refused by the HTTP server (gunicorn) before the API, without the API's headers or error object. Send shorter parameters. */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `server_error`: Server-side failure; retry later. */
+            500: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listLogEntriesOptions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No body. */
+            204: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    /** @description The methods this path serves: `GET, HEAD, OPTIONS`. */
+                    Allow: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `invalid_api_key`: The key is wrong, revoked or empty, or the two headers carry different keys. */
+            401: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description URI Too Long: the request line is longer than 8190 bytes; refused by the HTTP server (gunicorn) before the API, without the API's headers or error object. Send shorter parameters. */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `server_error`: Server-side failure; retry later. */
+            500: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listLogEntriesHead: {
+        parameters: {
+            query: {
+                /** @description Last leaf index wanted (inclusive). */
+                end: number;
+                /** @description First leaf index (0-based). */
+                start: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `invalid_request`: Refused before reaching the API: an invalid Host header or more query parameters than the server parses (1000), or `api_key_in_query`: an API key in the URL (`api_key`, `apikey`, `key`); send it in a header. Invalid parameter *values* are never errors. Such an answer may lack the X-Service-* headers. Or `invalid_parameter`: The transparency log's parameters are exact: a missing, non-numeric or out-of-range index or tree size is refused, and the message says which and why. */
+            400: {
+                headers: {
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `invalid_api_key`: The key is wrong, revoked or empty, or the two headers carry different keys. */
+            401: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `method_not_allowed`: Only GET (and HEAD) are served. */
+            405: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description URI Too Long: the request line is longer than 8190 bytes; refused by the HTTP server (gunicorn) before the API, without the API's headers or error object. Send shorter parameters. */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `server_error`: Server-side failure; retry later. */
+            500: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    getLogConsistencyProof: {
+        parameters: {
+            query: {
+                /** @description The earlier tree size. */
+                first: number;
+                /** @description The later tree size. */
+                second: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConsistencyProofEnvelope"];
+                };
+            };
+            /** @description `invalid_request`: Refused before reaching the API: an invalid Host header or more query parameters than the server parses (1000), or `api_key_in_query`: an API key in the URL (`api_key`, `apikey`, `key`); send it in a header. Invalid parameter *values* are never errors. Such an answer may lack the X-Service-* headers. Or `invalid_parameter`: The transparency log's parameters are exact: a missing, non-numeric or out-of-range index or tree size is refused, and the message says which and why. */
+            400: {
+                headers: {
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `invalid_api_key`: The key is wrong, revoked or empty, or the two headers carry different keys. */
+            401: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `method_not_allowed`: Only GET (and HEAD) are served. */
+            405: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description URI Too Long: the request line is longer than 8190 bytes; refused by the HTTP server (gunicorn) before the API, without the API's headers or error object. Send shorter parameters. */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `server_error`: Server-side failure; retry later. */
+            500: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getLogConsistencyProofOptions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No body. */
+            204: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    /** @description The methods this path serves: `GET, HEAD, OPTIONS`. */
+                    Allow: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `invalid_api_key`: The key is wrong, revoked or empty, or the two headers carry different keys. */
+            401: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description URI Too Long: the request line is longer than 8190 bytes; refused by the HTTP server (gunicorn) before the API, without the API's headers or error object. Send shorter parameters. */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `server_error`: Server-side failure; retry later. */
+            500: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getLogConsistencyProofHead: {
+        parameters: {
+            query: {
+                /** @description The earlier tree size. */
+                first: number;
+                /** @description The later tree size. */
+                second: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `invalid_request`: Refused before reaching the API: an invalid Host header or more query parameters than the server parses (1000), or `api_key_in_query`: an API key in the URL (`api_key`, `apikey`, `key`); send it in a header. Invalid parameter *values* are never errors. Such an answer may lack the X-Service-* headers. Or `invalid_parameter`: The transparency log's parameters are exact: a missing, non-numeric or out-of-range index or tree size is refused, and the message says which and why. */
+            400: {
+                headers: {
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `invalid_api_key`: The key is wrong, revoked or empty, or the two headers carry different keys. */
+            401: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `method_not_allowed`: Only GET (and HEAD) are served. */
+            405: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description URI Too Long: the request line is longer than 8190 bytes; refused by the HTTP server (gunicorn) before the API, without the API's headers or error object. Send shorter parameters. */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `server_error`: Server-side failure; retry later. */
+            500: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    getLogInclusionProof: {
+        parameters: {
+            query: {
+                /** @description Leaf index, or leaf hash in hex. */
+                leaf: string;
+                /** @description Size of the tree head to prove inclusion in. */
+                treeSize: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InclusionProofEnvelope"];
+                };
+            };
+            /** @description `invalid_request`: Refused before reaching the API: an invalid Host header or more query parameters than the server parses (1000), or `api_key_in_query`: an API key in the URL (`api_key`, `apikey`, `key`); send it in a header. Invalid parameter *values* are never errors. Such an answer may lack the X-Service-* headers. Or `invalid_parameter`: The transparency log's parameters are exact: a missing, non-numeric or out-of-range index or tree size is refused, and the message says which and why. */
+            400: {
+                headers: {
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `invalid_api_key`: The key is wrong, revoked or empty, or the two headers carry different keys. */
+            401: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `method_not_allowed`: Only GET (and HEAD) are served. */
+            405: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description URI Too Long: the request line is longer than 8190 bytes; refused by the HTTP server (gunicorn) before the API, without the API's headers or error object. Send shorter parameters. */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `server_error`: Server-side failure; retry later. */
+            500: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getLogInclusionProofOptions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No body. */
+            204: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    /** @description The methods this path serves: `GET, HEAD, OPTIONS`. */
+                    Allow: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `invalid_api_key`: The key is wrong, revoked or empty, or the two headers carry different keys. */
+            401: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description URI Too Long: the request line is longer than 8190 bytes; refused by the HTTP server (gunicorn) before the API, without the API's headers or error object. Send shorter parameters. */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `server_error`: Server-side failure; retry later. */
+            500: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getLogInclusionProofHead: {
+        parameters: {
+            query: {
+                /** @description Leaf index, or leaf hash in hex. */
+                leaf: string;
+                /** @description Size of the tree head to prove inclusion in. */
+                treeSize: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `invalid_request`: Refused before reaching the API: an invalid Host header or more query parameters than the server parses (1000), or `api_key_in_query`: an API key in the URL (`api_key`, `apikey`, `key`); send it in a header. Invalid parameter *values* are never errors. Such an answer may lack the X-Service-* headers. Or `invalid_parameter`: The transparency log's parameters are exact: a missing, non-numeric or out-of-range index or tree size is refused, and the message says which and why. */
+            400: {
+                headers: {
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `invalid_api_key`: The key is wrong, revoked or empty, or the two headers carry different keys. */
+            401: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `method_not_allowed`: Only GET (and HEAD) are served. */
+            405: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description URI Too Long: the request line is longer than 8190 bytes; refused by the HTTP server (gunicorn) before the API, without the API's headers or error object. Send shorter parameters. */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `server_error`: Server-side failure; retry later. */
+            500: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    getLogTreeHead: {
+        parameters: {
+            query?: {
+                /** @description A past size: its signed head instead of the latest. */
+                treeSize?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TreeHeadEnvelope"];
+                };
+            };
+            /** @description `invalid_request`: Refused before reaching the API: an invalid Host header or more query parameters than the server parses (1000), or `api_key_in_query`: an API key in the URL (`api_key`, `apikey`, `key`); send it in a header. Invalid parameter *values* are never errors. Such an answer may lack the X-Service-* headers. Or `invalid_parameter`: The transparency log's parameters are exact: a missing, non-numeric or out-of-range index or tree size is refused, and the message says which and why. */
+            400: {
+                headers: {
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `invalid_api_key`: The key is wrong, revoked or empty, or the two headers carry different keys. */
+            401: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `method_not_allowed`: Only GET (and HEAD) are served. */
+            405: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description URI Too Long: the request line is longer than 8190 bytes; refused by the HTTP server (gunicorn) before the API, without the API's headers or error object. Send shorter parameters. */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `server_error`: Server-side failure; retry later. */
+            500: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getLogTreeHeadOptions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No body. */
+            204: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    /** @description The methods this path serves: `GET, HEAD, OPTIONS`. */
+                    Allow: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `invalid_api_key`: The key is wrong, revoked or empty, or the two headers carry different keys. */
+            401: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description URI Too Long: the request line is longer than 8190 bytes; refused by the HTTP server (gunicorn) before the API, without the API's headers or error object. Send shorter parameters. */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `server_error`: Server-side failure; retry later. */
+            500: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getLogTreeHeadHead: {
+        parameters: {
+            query?: {
+                /** @description A past size: its signed head instead of the latest. */
+                treeSize?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `invalid_request`: Refused before reaching the API: an invalid Host header or more query parameters than the server parses (1000), or `api_key_in_query`: an API key in the URL (`api_key`, `apikey`, `key`); send it in a header. Invalid parameter *values* are never errors. Such an answer may lack the X-Service-* headers. Or `invalid_parameter`: The transparency log's parameters are exact: a missing, non-numeric or out-of-range index or tree size is refused, and the message says which and why. */
+            400: {
+                headers: {
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `invalid_api_key`: The key is wrong, revoked or empty, or the two headers carry different keys. */
+            401: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `method_not_allowed`: Only GET (and HEAD) are served. */
+            405: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description URI Too Long: the request line is longer than 8190 bytes; refused by the HTTP server (gunicorn) before the API, without the API's headers or error object. Send shorter parameters. */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `server_error`: Server-side failure; retry later. */
+            500: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     listStartups: {
         parameters: {
             query?: {
@@ -2294,7 +5017,7 @@ export interface operations {
                 category?: string;
                 /** @description Headquarters country, case-insensitive exact match (e.g. `Germany`). */
                 country?: string;
-                /** @description Cursor paging: `meta.nextCursor` of the previous page. The next page starts after the last startup that page showed, in the same order (the cursor carries its `sort`), so rows inserted or moved meanwhile never make others repeat or go missing. `page` is ignored with a cursor; an invalid cursor is ignored (first page) with a warning. */
+                /** @description Cursor paging: `meta.nextCursor` of the previous page. The next page starts after the last startup that page showed, in the same order (the cursor carries its `sort`), so rows inserted or moved meanwhile never make others repeat or go missing. `page` is ignored with a cursor. A cursor is a token, not a filter: one this server did not issue (forged, edited, cut short) is refused with `400 invalid_cursor`. */
                 cursor?: string;
                 /**
                  * @description Sparse fieldset: comma-separated item fields to return, nested ones dotted (`name,slug,revenue.mrr`). Only those keys are sent; unknown names are ignored with a warning.
@@ -2355,7 +5078,7 @@ export interface operations {
                     "application/json": components["schemas"]["StartupPage"];
                 };
             };
-            /** @description `invalid_request`: Refused before reaching the API: an invalid Host header or more query parameters than the server parses (1000), or `api_key_in_query`: an API key in the URL (`api_key`, `apikey`, `key`); send it in a header. Invalid parameter *values* are never errors. Such an answer may lack the X-Service-* headers. */
+            /** @description `invalid_request`: Refused before reaching the API: an invalid Host header or more query parameters than the server parses (1000), or `api_key_in_query`: an API key in the URL (`api_key`, `apikey`, `key`); send it in a header. Invalid parameter *values* are never errors. Such an answer may lack the X-Service-* headers. Or `invalid_cursor`: `cursor` is not one this server issued (forged, edited or cut short): send `meta.nextCursor` exactly as received, or leave `cursor` out to start over. */
             400: {
                 headers: {
                     /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
@@ -2602,7 +5325,7 @@ export interface operations {
                 category?: string;
                 /** @description Headquarters country, case-insensitive exact match (e.g. `Germany`). */
                 country?: string;
-                /** @description Cursor paging: `meta.nextCursor` of the previous page. The next page starts after the last startup that page showed, in the same order (the cursor carries its `sort`), so rows inserted or moved meanwhile never make others repeat or go missing. `page` is ignored with a cursor; an invalid cursor is ignored (first page) with a warning. */
+                /** @description Cursor paging: `meta.nextCursor` of the previous page. The next page starts after the last startup that page showed, in the same order (the cursor carries its `sort`), so rows inserted or moved meanwhile never make others repeat or go missing. `page` is ignored with a cursor. A cursor is a token, not a filter: one this server did not issue (forged, edited, cut short) is refused with `400 invalid_cursor`. */
                 cursor?: string;
                 /**
                  * @description Sparse fieldset: comma-separated item fields to return, nested ones dotted (`name,slug,revenue.mrr`). Only those keys are sent; unknown names are ignored with a warning.
@@ -2661,7 +5384,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `invalid_request`: Refused before reaching the API: an invalid Host header or more query parameters than the server parses (1000), or `api_key_in_query`: an API key in the URL (`api_key`, `apikey`, `key`); send it in a header. Invalid parameter *values* are never errors. Such an answer may lack the X-Service-* headers. */
+            /** @description `invalid_request`: Refused before reaching the API: an invalid Host header or more query parameters than the server parses (1000), or `api_key_in_query`: an API key in the URL (`api_key`, `apikey`, `key`); send it in a header. Invalid parameter *values* are never errors. Such an answer may lack the X-Service-* headers. Or `invalid_cursor`: `cursor` is not one this server issued (forged, edited or cut short): send `meta.nextCursor` exactly as received, or leave `cursor` out to start over. */
             400: {
                 headers: {
                     /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
@@ -4206,6 +6929,2175 @@ export interface operations {
                     RateLimit?: string;
                     /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
                     "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    listWebhookEndpoints: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointList"];
+                };
+            };
+            /** @description `invalid_api_key`: The key is wrong, revoked or empty, or the two headers carry different keys. */
+            401: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `email_not_confirmed`: The key is good, but its account has not confirmed its e-mail address yet (the link in the confirmation e-mail; the dashboard sends a new one). */
+            403: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `method_not_allowed`: Only GET (and HEAD) are served. */
+            405: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description URI Too Long: the request line is longer than 8190 bytes; refused by the HTTP server (gunicorn) before the API, without the API's headers or error object. Send shorter parameters. */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `monthly_quota_exceeded`: The Free allowance is used up until the 1st (UTC); `Retry-After` says in how many seconds. Or `rate_limited`: more requests in a minute than fair use allows (`RateLimit` says how many are left; `Retry-After` when to retry). */
+            429: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `server_error`: Server-side failure; retry later. */
+            500: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["WebhookEndpointInput"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointCreatedEnvelope"];
+                };
+            };
+            /** @description `invalid_webhook`: The body is not valid: a missing or non-https `url`, an address deliveries refuse, an unknown event type, a value of the wrong type (or `invalid_request`: not JSON). */
+            400: {
+                headers: {
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `invalid_api_key`: The key is wrong, revoked or empty, or the two headers carry different keys. */
+            401: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `webhook_limit`: The plan's endpoints are all used (2 Free, 20 Pro). Or `email_not_confirmed`: the key's account has not confirmed its e-mail address. */
+            403: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `method_not_allowed`: Only GET (and HEAD) are served. */
+            405: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description URI Too Long: the request line is longer than 8190 bytes; refused by the HTTP server (gunicorn) before the API, without the API's headers or error object. Send shorter parameters. */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `unsupported_media_type`: Send the body as application/json. */
+            415: {
+                headers: {
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `monthly_quota_exceeded`: The Free allowance is used up until the 1st (UTC); `Retry-After` says in how many seconds. Or `rate_limited`: more requests in a minute than fair use allows (`RateLimit` says how many are left; `Retry-After` when to retry). */
+            429: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `server_error`: Server-side failure; retry later. */
+            500: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listWebhookEndpointsOptions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No body. */
+            204: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    /** @description The methods this path serves: `GET, HEAD, OPTIONS`. */
+                    Allow: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `invalid_api_key`: The key is wrong, revoked or empty, or the two headers carry different keys. */
+            401: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description URI Too Long: the request line is longer than 8190 bytes; refused by the HTTP server (gunicorn) before the API, without the API's headers or error object. Send shorter parameters. */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `server_error`: Server-side failure; retry later. */
+            500: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listWebhookEndpointsHead: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `invalid_api_key`: The key is wrong, revoked or empty, or the two headers carry different keys. */
+            401: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `email_not_confirmed`: The key is good, but its account has not confirmed its e-mail address yet (the link in the confirmation e-mail; the dashboard sends a new one). */
+            403: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `method_not_allowed`: Only GET (and HEAD) are served. */
+            405: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description URI Too Long: the request line is longer than 8190 bytes; refused by the HTTP server (gunicorn) before the API, without the API's headers or error object. Send shorter parameters. */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `monthly_quota_exceeded`: The Free allowance is used up until the 1st (UTC); `Retry-After` says in how many seconds. Or `rate_limited`: more requests in a minute than fair use allows (`RateLimit` says how many are left; `Retry-After` when to retry). */
+            429: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `server_error`: Server-side failure; retry later. */
+            500: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    getWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The endpoint's `id` (digits; from the list or the registration's answer). Anything else is `404 not_found`. */
+                endpoint_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointEnvelope"];
+                };
+            };
+            /** @description `invalid_api_key`: The key is wrong, revoked or empty, or the two headers carry different keys. */
+            401: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `email_not_confirmed`: The key is good, but its account has not confirmed its e-mail address yet (the link in the confirmation e-mail; the dashboard sends a new one). */
+            403: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `not_found`: No endpoint with this id belongs to the key's account. */
+            404: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `method_not_allowed`: Only GET (and HEAD) are served. */
+            405: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description URI Too Long: the request line is longer than 8190 bytes; refused by the HTTP server (gunicorn) before the API, without the API's headers or error object. Send shorter parameters. */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `monthly_quota_exceeded`: The Free allowance is used up until the 1st (UTC); `Retry-After` says in how many seconds. Or `rate_limited`: more requests in a minute than fair use allows (`RateLimit` says how many are left; `Retry-After` when to retry). */
+            429: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `server_error`: Server-side failure; retry later. */
+            500: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The endpoint's `id` (digits; from the list or the registration's answer). Anything else is `404 not_found`. */
+                endpoint_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted, with its queued events. */
+            204: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `invalid_api_key`: The key is wrong, revoked or empty, or the two headers carry different keys. */
+            401: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `email_not_confirmed`: The key is good, but its account has not confirmed its e-mail address yet (the link in the confirmation e-mail; the dashboard sends a new one). */
+            403: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `not_found`: No endpoint with this id belongs to the key's account. */
+            404: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `method_not_allowed`: Only GET (and HEAD) are served. */
+            405: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description URI Too Long: the request line is longer than 8190 bytes; refused by the HTTP server (gunicorn) before the API, without the API's headers or error object. Send shorter parameters. */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `monthly_quota_exceeded`: The Free allowance is used up until the 1st (UTC); `Retry-After` says in how many seconds. Or `rate_limited`: more requests in a minute than fair use allows (`RateLimit` says how many are left; `Retry-After` when to retry). */
+            429: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `server_error`: Server-side failure; retry later. */
+            500: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getWebhookEndpointOptions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The endpoint's `id` (digits; from the list or the registration's answer). Anything else is `404 not_found`. */
+                endpoint_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No body. */
+            204: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    /** @description The methods this path serves: `GET, HEAD, OPTIONS`. */
+                    Allow: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `invalid_api_key`: The key is wrong, revoked or empty, or the two headers carry different keys. */
+            401: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description URI Too Long: the request line is longer than 8190 bytes; refused by the HTTP server (gunicorn) before the API, without the API's headers or error object. Send shorter parameters. */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `server_error`: Server-side failure; retry later. */
+            500: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getWebhookEndpointHead: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The endpoint's `id` (digits; from the list or the registration's answer). Anything else is `404 not_found`. */
+                endpoint_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `invalid_api_key`: The key is wrong, revoked or empty, or the two headers carry different keys. */
+            401: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `email_not_confirmed`: The key is good, but its account has not confirmed its e-mail address yet (the link in the confirmation e-mail; the dashboard sends a new one). */
+            403: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `not_found`: No endpoint with this id belongs to the key's account. */
+            404: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `method_not_allowed`: Only GET (and HEAD) are served. */
+            405: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description URI Too Long: the request line is longer than 8190 bytes; refused by the HTTP server (gunicorn) before the API, without the API's headers or error object. Send shorter parameters. */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `monthly_quota_exceeded`: The Free allowance is used up until the 1st (UTC); `Retry-After` says in how many seconds. Or `rate_limited`: more requests in a minute than fair use allows (`RateLimit` says how many are left; `Retry-After` when to retry). */
+            429: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `server_error`: Server-side failure; retry later. */
+            500: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    updateWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The endpoint's `id` (digits; from the list or the registration's answer). Anything else is `404 not_found`. */
+                endpoint_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedWebhookEndpointInput"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointEnvelope"];
+                };
+            };
+            /** @description `invalid_webhook`: The body is not valid: a missing or non-https `url`, an address deliveries refuse, an unknown event type, a value of the wrong type (or `invalid_request`: not JSON). */
+            400: {
+                headers: {
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `invalid_api_key`: The key is wrong, revoked or empty, or the two headers carry different keys. */
+            401: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `email_not_confirmed`: The key is good, but its account has not confirmed its e-mail address yet (the link in the confirmation e-mail; the dashboard sends a new one). */
+            403: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `not_found`: No endpoint with this id belongs to the key's account. */
+            404: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `method_not_allowed`: Only GET (and HEAD) are served. */
+            405: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description URI Too Long: the request line is longer than 8190 bytes; refused by the HTTP server (gunicorn) before the API, without the API's headers or error object. Send shorter parameters. */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `unsupported_media_type`: Send the body as application/json. */
+            415: {
+                headers: {
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `monthly_quota_exceeded`: The Free allowance is used up until the 1st (UTC); `Retry-After` says in how many seconds. Or `rate_limited`: more requests in a minute than fair use allows (`RateLimit` says how many are left; `Retry-After` when to retry). */
+            429: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `server_error`: Server-side failure; retry later. */
+            500: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The endpoint's `id` (digits; from the list or the registration's answer). Anything else is `404 not_found`. */
+                endpoint_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryList"];
+                };
+            };
+            /** @description `invalid_api_key`: The key is wrong, revoked or empty, or the two headers carry different keys. */
+            401: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `email_not_confirmed`: The key is good, but its account has not confirmed its e-mail address yet (the link in the confirmation e-mail; the dashboard sends a new one). */
+            403: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `not_found`: No endpoint with this id belongs to the key's account. */
+            404: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `method_not_allowed`: Only GET (and HEAD) are served. */
+            405: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description URI Too Long: the request line is longer than 8190 bytes; refused by the HTTP server (gunicorn) before the API, without the API's headers or error object. Send shorter parameters. */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `monthly_quota_exceeded`: The Free allowance is used up until the 1st (UTC); `Retry-After` says in how many seconds. Or `rate_limited`: more requests in a minute than fair use allows (`RateLimit` says how many are left; `Retry-After` when to retry). */
+            429: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `server_error`: Server-side failure; retry later. */
+            500: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listWebhookDeliveriesOptions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The endpoint's `id` (digits; from the list or the registration's answer). Anything else is `404 not_found`. */
+                endpoint_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No body. */
+            204: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    /** @description The methods this path serves: `GET, HEAD, OPTIONS`. */
+                    Allow: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `invalid_api_key`: The key is wrong, revoked or empty, or the two headers carry different keys. */
+            401: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description URI Too Long: the request line is longer than 8190 bytes; refused by the HTTP server (gunicorn) before the API, without the API's headers or error object. Send shorter parameters. */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `server_error`: Server-side failure; retry later. */
+            500: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listWebhookDeliveriesHead: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The endpoint's `id` (digits; from the list or the registration's answer). Anything else is `404 not_found`. */
+                endpoint_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `invalid_api_key`: The key is wrong, revoked or empty, or the two headers carry different keys. */
+            401: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `email_not_confirmed`: The key is good, but its account has not confirmed its e-mail address yet (the link in the confirmation e-mail; the dashboard sends a new one). */
+            403: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `not_found`: No endpoint with this id belongs to the key's account. */
+            404: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `method_not_allowed`: Only GET (and HEAD) are served. */
+            405: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description URI Too Long: the request line is longer than 8190 bytes; refused by the HTTP server (gunicorn) before the API, without the API's headers or error object. Send shorter parameters. */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `monthly_quota_exceeded`: The Free allowance is used up until the 1st (UTC); `Retry-After` says in how many seconds. Or `rate_limited`: more requests in a minute than fair use allows (`RateLimit` says how many are left; `Retry-After` when to retry). */
+            429: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `server_error`: Server-side failure; retry later. */
+            500: {
+                headers: {
+                    /** @description The caller's plan. */
+                    "X-Service-Plan": "Free" | "Pro";
+                    /** @description Most records one request can return on the plan. */
+                    "X-Service-Max-Limit": number;
+                    /** @description Free plan only: records included this month. */
+                    "X-Service-Quota-Limit"?: number;
+                    /** @description Free plan only: records left this month. */
+                    "X-Service-Quota-Remaining"?: number;
+                    /** @description Free plan only: when the allowance resets (1st of next month, 00:00 UTC). */
+                    "X-Service-Quota-Reset"?: string;
+                    /** @description Free plan: the monthly records allowance as the IETF draft policy `"monthly";q=100;w=<seconds in this calendar month>` (one unit is one record). While the per-minute fair-use limit is on, its policy is listed too: `"fair-use";q=120;w=60`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Free plan: `"monthly";r=<records left>;t=<seconds until the reset>`; with the fair-use limit on, also `"fair-use";r=<requests left now>;t=<seconds until full>`. */
+                    RateLimit?: string;
+                    /** @description This request's id: the client's own `X-Request-Id` when it sent a sane one (1-128 of `A-Za-z0-9._:-`), else a new UUID. Also `requestId` in error objects and in the logs. */
+                    "X-Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookStartupCreated: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id (`msg_...`): the same on every attempt; deduplicate on it. */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was signed. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of `<id>.<timestamp>.<body>` with the endpoint's secret (Standard Webhooks); verify before trusting the body. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookStartupCreated"];
+            };
+        };
+        responses: {
+            /** @description Received: not sent again. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not received: retried on the schedule. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookStartupUpdated: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id (`msg_...`): the same on every attempt; deduplicate on it. */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was signed. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of `<id>.<timestamp>.<body>` with the endpoint's secret (Standard Webhooks); verify before trusting the body. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookStartupUpdated"];
+            };
+        };
+        responses: {
+            /** @description Received: not sent again. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not received: retried on the schedule. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookStartupDeleted: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id (`msg_...`): the same on every attempt; deduplicate on it. */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was signed. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of `<id>.<timestamp>.<body>` with the endpoint's secret (Standard Webhooks); verify before trusting the body. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookStartupDeleted"];
+            };
+        };
+        responses: {
+            /** @description Received: not sent again. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not received: retried on the schedule. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookVerificationStatusChanged: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id (`msg_...`): the same on every attempt; deduplicate on it. */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was signed. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of `<id>.<timestamp>.<body>` with the endpoint's secret (Standard Webhooks); verify before trusting the body. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookVerificationStatusChanged"];
+            };
+        };
+        responses: {
+            /** @description Received: not sent again. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not received: retried on the schedule. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookRevenueChanged: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id (`msg_...`): the same on every attempt; deduplicate on it. */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was signed. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of `<id>.<timestamp>.<body>` with the endpoint's secret (Standard Webhooks); verify before trusting the body. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookRevenueChanged"];
+            };
+        };
+        responses: {
+            /** @description Received: not sent again. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not received: retried on the schedule. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookAttestationIssued: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id (`msg_...`): the same on every attempt; deduplicate on it. */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was signed. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64 HMAC-SHA256>` of `<id>.<timestamp>.<body>` with the endpoint's secret (Standard Webhooks); verify before trusting the body. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookAttestationIssued"];
+            };
+        };
+        responses: {
+            /** @description Received: not sent again. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not received: retried on the schedule. */
+            default: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content?: never;

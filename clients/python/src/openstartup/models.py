@@ -11,11 +11,16 @@ from __future__ import annotations
 
 from typing import Any, Literal, TypedDict
 
+# Where a startup's figures come from (`revenue.source`).
+RevenueSource = Literal["verified", "self_reported", "demo"]
+
 
 class ListRevenue(TypedDict, total=False):
     mrr: int | None
     arr: int | None
     verified: bool
+    # `demo` marks the invented demo dataset's figures: never real revenue.
+    source: RevenueSource
     lastSyncedAt: str | None
     growth30d: float | None
 
@@ -86,6 +91,7 @@ class DetailRevenue(TypedDict, total=False):
     arr: int | None
     currency: str
     verified: bool
+    source: RevenueSource
     lastSyncedAt: str | None
     growth30d: float | None
 
