@@ -191,3 +191,29 @@ def test_free_callers_spend_one_record_per_entry_with_a_startup(client, tmp_path
     body = client.get("/api/v1/changes", headers=bearer(raw)).json()
     assert [e["kind"] for e in body["data"]] == ["created", "created", "deleted"]
     assert body["meta"]["quota"]["used"] == 1  # only "kept" carried a startup
+
+
+@pytest.mark.django_db(transaction=True)
+def test_startups_published_before_the_sequence_existed_are_in_the_feed(client):
+    """A database migrated from before the change sequence: its published startups get one
+    `created` entry each, so a consumer reading the feed from the start gets them all."""
+    from django.db import connection
+    from django.db.migrations.executor import MigrationExecutor
+
+    before, after = ("startups", "0009_change_sequence"), ("startups", "0010_change_backfill")
+    executor = MigrationExecutor(connection)
+    executor.migrate([before])
+    old = executor.loader.project_state([before]).apps.get_model("startups", "Startup")
+    old.objects.create(name="Old", slug="old")
+    old.objects.create(name="Hidden", slug="hidden", is_published=False)
+    executor = MigrationExecutor(connection)
+    executor.loader.build_graph()
+    executor.migrate([after])
+    executor = MigrationExecutor(connection)
+    executor.loader.build_graph()
+    executor.migrate(executor.loader.graph.leaf_nodes())
+    key, raw = make_api_key()
+    make_subscription(account=key.account)
+    body = client.get("/api/v1/changes", headers=bearer(raw)).json()
+    assert [(e["kind"], e["slug"]) for e in body["data"]] == [("created", "old")]
+    assert body["data"][0]["startup"]["name"] == "Old"

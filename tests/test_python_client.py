@@ -629,3 +629,61 @@ def test_the_base_url_comes_from_the_environment_else_make_run(monkeypatch):
     assert run_client("result = openstartup.Client().base_url") == "http://api.internal:9000"
     explicit = run_client("result = openstartup.Client(base_url='http://x.test').base_url")
     assert explicit == "http://x.test"
+
+
+def test_a_copy_kept_by_the_clients_change_feed_stays_equal_to_the_dataset(
+    live_server, transactional_db, tmp_path
+):
+    """A consumer mirrors the dataset with `client.changes.sync` alone, then keeps it exact
+    through a creation, an edit, an unpublishing and a deletion, resuming from its cursor."""
+    from founders.services import startup_create, startup_update
+
+    key, raw = make_api_key()
+    make_subscription(account=key.account)
+    owner = make_account()
+    for n in range(4):  # as founders add them: each write is an entry of the change sequence
+        startup_create(owner=owner, profile={"name": f"Co {n}"}, mrr=100 * (n + 1))
+    sync = """
+        client = openstartup.Client(base_url=url, api_key=key)
+        copy = json.load(open(folder + "/copy.json")) if cursor else {}
+        cursor = client.changes.sync(copy, cursor=cursor, limit=2)
+        json.dump(copy, open(folder + "/copy.json", "w"))
+        dataset = {s["slug"]: s for s in client.startups.list(sort="name-asc", limit=50)}
+        def strip(items):
+            return {k: {f: v for f, v in s.items() if f != "rank"} for k, s in items.items()}
+        result = {"cursor": cursor, "equal": strip(copy) == strip(dataset), "slugs": sorted(copy)}
+    """
+    first = run_client(sync, url=live_server.url, key=raw, folder=str(tmp_path), cursor=None)
+    assert first["equal"] and first["slugs"] == ["co-0", "co-1", "co-2", "co-3"]
+
+    startup_create(owner=owner, profile={"name": "Brand New"}, mrr=900)
+    startup_update(startup=Startup.objects.get(slug="co-1"), profile={"name": "Co One"}, mrr=77)
+    _admin_delete("co-2")
+    _unpublish("co-3")
+    second = run_client(
+        sync, url=live_server.url, key=raw, folder=str(tmp_path), cursor=first["cursor"]
+    )
+    assert second["equal"] and second["slugs"] == ["brand-new", "co-0", "co-1"]
+
+
+def _admin_delete(slug: str) -> None:
+    """Deletion as an operator makes it: the admin's delete records the tombstone."""
+    from django.test import Client as DjangoClient
+
+    from tests.test_changes import admin_client
+
+    client = admin_client(DjangoClient())
+    pk = Startup.objects.get(slug=slug).pk
+    assert client.post(f"/admin/startups/startup/{pk}/delete/", {"post": "yes"}).status_code == 302
+
+
+def _unpublish(slug: str) -> None:
+    from django.test import Client as DjangoClient
+
+    from tests.test_changes import admin_client, admin_form
+
+    client = admin_client(DjangoClient())
+    startup = Startup.objects.get(slug=slug)
+    form = admin_form(name=startup.name, slug=slug, is_published=None)
+    url = f"/admin/startups/startup/{startup.pk}/change/"
+    assert client.post(url, form).status_code == 302

@@ -146,6 +146,7 @@ class Client:
         self._http = http_client or httpx.Client(timeout=timeout)
         self._http.headers.update(headers)
         self.startups = Startups(self)
+        self.changes = Changes(self)
         self.log = Log(self)
 
     # --- plumbing ---
@@ -339,6 +340,52 @@ class Startups:
         key gets PermissionDeniedError.
         """
         return ExportIterator(self._client, filters)
+
+
+TOMBSTONES = ("deleted", "unpublished")
+
+
+class Changes:
+    """`client.changes`: the change feed (`GET /api/v1/changes`), oldest first, resumable.
+
+    >>> copy, cursor = {}, None
+    >>> cursor = client.changes.sync(copy, cursor=cursor)  # again later, with the cursor kept
+
+    Store the returned cursor with your copy; a later `sync` applies only what changed since.
+    Delivery is at least once and applying entries in order is idempotent, so a sync that stops
+    part-way is safe to repeat from the last stored cursor.
+    """
+
+    def __init__(self, client: Client):
+        self._client = client
+
+    def pages(
+        self, *, cursor: str | None = None, limit: int | None = None
+    ) -> Iterator[tuple[list[dict[str, Any]], str]]:
+        """Each page of entries with the cursor that resumes after it, until caught up."""
+        while True:
+            body = self._client._get("/api/v1/changes", {"cursor": cursor, "limit": limit})
+            cursor = body["meta"]["nextCursor"]
+            yield body["data"], cursor
+            if not body["meta"].get("hasMore"):
+                return
+
+    def sync(
+        self, copy: dict[str, Any], *, cursor: str | None = None, limit: int | None = None
+    ) -> str:
+        """Bring `copy` (slug -> list item) up to date from `cursor` (None: from the start,
+        which rebuilds it: the feed holds every startup still published); returns the cursor to
+        keep. Upserts `created`/`updated` entries' `startup`, removes tombstoned slugs."""
+        if cursor is None:
+            copy.clear()
+        for entries, resume in self.pages(cursor=cursor, limit=limit):
+            cursor = resume
+            for entry in entries:
+                if entry["kind"] in TOMBSTONES or entry.get("startup") is None:
+                    copy.pop(entry["slug"], None)
+                else:
+                    copy[entry["startup"]["slug"]] = entry["startup"]
+        return cursor
 
 
 class Log:
