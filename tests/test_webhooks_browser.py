@@ -17,7 +17,7 @@ def test_register_see_deliveries_and_send_again(live_server, browser, viewport, 
     settings.WEBHOOKS_ALLOW_PRIVATE_ADDRESSES = True
     account = make_account(email=f"{viewport}-hooks@example.com")
     make_api_key(account=account)
-    startup = make_startup("Acme", slug="acme", mrr=10)
+    startup = make_startup("Acme", slug="acme", mrr=10, owner=account)  # its founder edits it
     base = live_server.url
     page = open_page(browser, viewport)
     page.goto(f"{base}/accounts/login/")
