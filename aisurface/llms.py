@@ -11,10 +11,10 @@ from django.conf import settings
 from django.http import HttpRequest
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
+from core.formats import site_url
 from mcpserver.arguments import DEFAULT_LIMIT, MAX_LIMIT
 from mcpserver.protocol import SUPPORTED_VERSIONS
 from mcpserver.tools import TOOLS
-from openstartup.formats import site_url
 from quota.plans import FREE, PRO
 
 # Routes that are not part of the public surface: "/" only redirects to this file; the

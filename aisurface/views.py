@@ -19,9 +19,8 @@ from aisurface.serializers import (
     AiDiscoverySerializer,
     AiProfileSerializer,
 )
-from openstartup import readcache
-from openstartup.errors import NotFound
-from openstartup.openapi import (
+from core.errors import NotFound
+from core.openapi import (
     AI_REQUEST_HEADERS,
     AI_RESPONSE_HEADERS,
     AI_TAG,
@@ -31,7 +30,8 @@ from openstartup.openapi import (
     DocumentedOptions,
     error_responses,
 )
-from openstartup.renderers import JSONRenderer
+from core.renderers import JSONRenderer
+from openstartup import readcache
 from startups.selectors import ai_startup_get, ai_startup_list
 
 _ENTRY_EXAMPLE = {

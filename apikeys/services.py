@@ -11,8 +11,8 @@ from django.utils import timezone
 from accounts.models import User
 from apikeys import keys
 from apikeys.models import ApiKey, Subscription
+from core.errors import EmailNotConfirmed, InvalidApiKey
 from openstartup import readcache
-from openstartup.errors import EmailNotConfirmed, InvalidApiKey
 from quota.callers import KeyAccount
 from quota.plans import PlanLimits, plan_for
 

@@ -19,8 +19,8 @@ from apikeys.services import (
     api_key_revoke,
 )
 from billing.services import BillingUnavailable, billing_panel
+from core.formats import site_url
 from founders.selectors import owned_startups
-from openstartup.formats import site_url
 from quota.services import Caller, quota_status
 from verification.crypto import decrypt_key, encrypt_key
 

@@ -59,11 +59,12 @@ from django.http import HttpRequest
 
 from accounts.models import User
 from apikeys.models import ApiKey, Subscription
-from openstartup import dbdeadline, tokenwatch
-from openstartup.formats import site_url
+from core import dbdeadline
+from core.formats import site_url
+from core.postgresql import prepared_rows
+from core.renderers import CamelCaseJSONRenderer, JSONRenderer
+from openstartup import tokenwatch
 from openstartup.models import GENERATION_TOKENS_SQL, Generation
-from openstartup.postgresql import prepared_rows
-from openstartup.renderers import CamelCaseJSONRenderer, JSONRenderer
 from startups import rankindex, selectors
 from startups.freshness import freshness_epoch
 from startups.models import (

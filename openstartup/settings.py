@@ -244,29 +244,29 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     # First: every response carries X-Request-Id, and errors and logs name it.
-    "openstartup.requestid.RequestIdMiddleware",
-    # Then the request's database deadline covers everything below (openstartup/dbdeadline.py).
-    "openstartup.dbdeadline.DatabaseDeadlineMiddleware",
+    "core.requestid.RequestIdMiddleware",
+    # Then the request's database deadline covers everything below (core/dbdeadline.py).
+    "core.dbdeadline.DatabaseDeadlineMiddleware",
     # Before SecurityMiddleware: the scheme (https behind a trusted proxy) decides redirects.
-    "openstartup.proxies.TrustedProxySchemeMiddleware",
+    "core.proxies.TrustedProxySchemeMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "corsheaders.middleware.CorsMiddleware",
     # Session, authentication and messages: Django's, for the site's pages only (the API
-    # authenticates by key and never reads them; openstartup/middleware.py).
-    "openstartup.middleware.SessionMiddleware",
+    # authenticates by key and never reads them; core/middleware.py).
+    "core.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
-    "openstartup.middleware.AuthenticationMiddleware",
-    "openstartup.middleware.MessageMiddleware",
+    "core.middleware.AuthenticationMiddleware",
+    "core.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    "openstartup.csp.ContentSecurityPolicyMiddleware",
-    "openstartup.middleware.ApiHeadersMiddleware",
+    "core.csp.ContentSecurityPolicyMiddleware",
+    "core.middleware.ApiHeadersMiddleware",
     "quota.headers.QuotaHeadersMiddleware",
     # Inside QuotaHeadersMiddleware, so its 429s carry the X-Service-* headers like any answer.
-    "openstartup.ratelimit.FairUseMiddleware",
+    "apikeys.ratelimit.FairUseMiddleware",
     # Last, so it is the first to see a view's exception: a database outage becomes a 503.
-    "openstartup.middleware.DatabaseUnavailableMiddleware",
+    "core.middleware.DatabaseUnavailableMiddleware",
 ]
 
 ROOT_URLCONF = "openstartup.urls"
@@ -304,7 +304,7 @@ DATABASES = {
 # Database deadlines (docs/deployment.md): connecting gives up after DB_CONNECT_TIMEOUT seconds
 # (long enough for a slow handshake, which takes several round trips); a web request's database
 # work, and each statement on the server, after DB_REQUEST_DEADLINE_SECONDS
-# (openstartup/dbdeadline.py). Either way the answer is a 503 with Retry-After. 0 turns the
+# (core/dbdeadline.py). Either way the answer is a 503 with Retry-After. 0 turns the
 # request deadline off.
 DB_CONNECT_TIMEOUT = env_int("DB_CONNECT_TIMEOUT", 5)
 DB_REQUEST_DEADLINE_SECONDS = env_int("DB_REQUEST_DEADLINE_SECONDS", 5)
@@ -320,7 +320,7 @@ def database_from_url(url: str) -> dict:
     options = database.setdefault("OPTIONS", {})
     if database["ENGINE"] == "django.db.backends.postgresql":
         # Django's backend, with connecting bounded by the request's deadline too.
-        database["ENGINE"] = "openstartup.postgresql"
+        database["ENGINE"] = "core.postgresql"
         # Fail fast when PostgreSQL is unreachable instead of hanging the worker: a refused or
         # silent connect gives up after DB_CONNECT_TIMEOUT seconds, and a server that vanishes
         # mid-query is noticed by TCP (keepalives, unacknowledged sends) or, sooner, by the
@@ -350,16 +350,16 @@ def database_from_url(url: str) -> dict:
 
 if database_url := os.environ.get("DATABASE_URL"):
     DATABASES["default"] = database_from_url(database_url)
-# Read replica for the dataset reads (list and detail); see openstartup/routers.py and
+# Read replica for the dataset reads (list and detail); see core/routers.py and
 # docs/deployment.md. Counters, keys and accounts always use the primary. In tests the replica
 # alias mirrors the primary.
 if replica_url := os.environ.get("DATABASE_REPLICA_URL"):
     DATABASES["replica"] = database_from_url(replica_url)
     DATABASES["replica"]["TEST"] = {"MIRROR": "default"}
-DATABASE_ROUTERS = ["openstartup.routers.ReplicaRouter"]
+DATABASE_ROUTERS = ["core.routers.ReplicaRouter"]
 # The replica serves a request only when it has replayed every write the primary had; it is
 # skipped for REPLICA_BREAKER_SECONDS when down, slower than REPLICA_CHECK_SECONDS to answer
-# its check, or lagging more than REPLICA_MAX_LAG_SECONDS (openstartup/replica.py).
+# its check, or lagging more than REPLICA_MAX_LAG_SECONDS (core/replica.py).
 REPLICA_MAX_LAG_SECONDS = float(os.environ.get("REPLICA_MAX_LAG_SECONDS") or 1)
 REPLICA_CHECK_SECONDS = float(os.environ.get("REPLICA_CHECK_SECONDS") or 2)
 REPLICA_BREAKER_SECONDS = env_int("REPLICA_BREAKER_SECONDS", 5)
@@ -379,7 +379,7 @@ def redis_cache(url: str) -> dict:
             # A cache outage must not take the API down: misses are served from the database,
             # a dead or silent Redis costs at most REDIS_TIMEOUT_MS per call, and after a
             # failure the breaker skips Redis for REDIS_BREAKER_SECONDS (cachebreaker.py).
-            "CLIENT_CLASS": "openstartup.cachebreaker.BreakerClient",
+            "CLIENT_CLASS": "core.cachebreaker.BreakerClient",
             "IGNORE_EXCEPTIONS": True,
             "SOCKET_CONNECT_TIMEOUT": REDIS_TIMEOUT_MS / 1000,
             "SOCKET_TIMEOUT": REDIS_TIMEOUT_MS / 1000,
@@ -416,7 +416,7 @@ SIGNUPS_PER_ADDRESS_PER_HOUR = env_int("SIGNUPS_PER_ADDRESS_PER_HOUR", 5)
 EMAIL_CONFIRMATION_MAX_AGE_SECONDS = env_int("EMAIL_CONFIRMATION_MAX_AGE_SECONDS", 3 * 86400)
 # Fair use: requests per minute per caller (account with a key, else client address) on the
 # API surfaces and public pages, as a token bucket with a burst of the same size
-# (openstartup/ratelimit.py). 0 turns it off (load tests, the test suite).
+# (apikeys/ratelimit.py). 0 turns it off (load tests, the test suite).
 FAIR_USE_REQUESTS_PER_MINUTE = env_int("FAIR_USE_REQUESTS_PER_MINUTE", 120)
 
 # E-mail (confirmation links, sign-up notices). Without EMAIL_HOST, messages are printed to
@@ -494,13 +494,13 @@ CORS_EXPOSE_HEADERS = [
 ]
 
 REST_FRAMEWORK = {
-    "DEFAULT_RENDERER_CLASSES": ["openstartup.renderers.CamelCaseJSONRenderer"],
+    "DEFAULT_RENDERER_CLASSES": ["core.renderers.CamelCaseJSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
-    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "openstartup.renderers.JSONOnlyNegotiation",
+    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "core.renderers.JSONOnlyNegotiation",
     "DEFAULT_AUTHENTICATION_CLASSES": ["apikeys.authentication.ApiKeyAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": [],
     "UNAUTHENTICATED_USER": None,
-    "EXCEPTION_HANDLER": "openstartup.errors.api_exception_handler",
+    "EXCEPTION_HANDLER": "core.errors.api_exception_handler",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
 }
 
@@ -509,7 +509,7 @@ REST_FRAMEWORK = {
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DATA_UPLOAD_MAX_MEMORY_SIZE", 1_048_576)
 
 # OpenAPI 3.1 for /api/v1 and /api/ai, generated from the views and serializers that serve
-# them (openstartup/openapi.py). Served at /api/v1/openapi.json, rendered at /docs.
+# them (core/openapi.py). Served at /api/v1/openapi.json, rendered at /docs.
 SPECTACULAR_SETTINGS = {
     "TITLE": "OpenStartup API",
     "DESCRIPTION": (
@@ -526,15 +526,15 @@ SPECTACULAR_SETTINGS = {
     "SERVERS": [{"url": "/", "description": "The server this document was fetched from."}],
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": False,
-    "PREPROCESSING_HOOKS": ["openstartup.openapi.only_public_api"],
+    "PREPROCESSING_HOOKS": ["core.openapi.only_public_api"],
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
-        "openstartup.openapi.camelize_rest_components",
-        "openstartup.openapi.close_objects",
-        "openstartup.openapi_fieldsets.sparse_fieldsets",
-        "openstartup.openapi.describe_head_and_options",
-        "openstartup.openapi.describe_server_limits",
-        "openstartup.openapi_tags.describe_tags",
+        "core.openapi.camelize_rest_components",
+        "core.openapi.close_objects",
+        "core.openapi_fieldsets.sparse_fieldsets",
+        "core.openapi.describe_head_and_options",
+        "core.openapi.describe_server_limits",
+        "core.openapi_tags.describe_tags",
     ],
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
@@ -550,8 +550,8 @@ LOGGING = {
         "plain": {"format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"}
     },
     "filters": {
-        "once_a_minute": {"()": "openstartup.logs.OncePerInterval", "seconds": 60},
-        "request_id": {"()": "openstartup.requestid.RequestIdFilter"},
+        "once_a_minute": {"()": "core.logs.OncePerInterval", "seconds": 60},
+        "request_id": {"()": "core.requestid.RequestIdFilter"},
     },
     "handlers": {
         "console": {

@@ -5,10 +5,10 @@ from drf_spectacular.renderers import OpenApiJsonRenderer2
 from drf_spectacular.views import SpectacularAPIView
 
 from aisurface import views as ai_views
+from core import health
+from core.converters import AnyTextConverter
+from core.docs_page import ApiReferenceView
 from mcpserver import views as mcp_views
-from openstartup import health
-from openstartup.converters import AnyTextConverter
-from openstartup.docs_page import ApiReferenceView
 from startups import feed_views, pages
 from startups import views as startup_views
 from transparency import views as log_views
@@ -16,9 +16,9 @@ from webhooks import api as webhook_api
 
 register_converter(AnyTextConverter, "anytext")
 
-handler400 = "openstartup.errors.handler400"
-handler404 = "openstartup.errors.handler404"
-handler500 = "openstartup.errors.handler500"
+handler400 = "core.errors.handler400"
+handler404 = "core.errors.handler404"
+handler500 = "core.errors.handler500"
 
 urlpatterns = [
     # Probes for load balancers: no authentication, no allowance spent.

@@ -19,9 +19,9 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from rest_framework import serializers
 
-from openstartup.cursors import cursor_sent
-from openstartup.errors import InvalidCursor
-from openstartup.formats import iso_month, iso_timestamp, site_url
+from core.cursors import cursor_sent
+from core.errors import InvalidCursor
+from core.formats import iso_month, iso_timestamp, site_url
 from quota.plans import FREE, PRO
 from startups.filters import (
     MAX_TEXT,
@@ -239,7 +239,7 @@ def _synced_at(value: datetime | str | None) -> str | None:
 
 # Declarations of the output shapes (see the module docstring). Helpers keep them short.
 class Timestamp(serializers.DateTimeField):
-    """A moment as every surface writes it: UTC, milliseconds and Z (openstartup.formats)."""
+    """A moment as every surface writes it: UTC, milliseconds and Z (core.formats)."""
 
     def to_representation(self, value: datetime) -> str | None:
         return iso_timestamp(value)

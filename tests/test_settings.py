@@ -232,7 +232,7 @@ def test_postgresql_only_options_go_to_postgresql_only(tmp_path):
     assert "keepalives" not in sqlite["OPTIONS"]
     assert sqlite["OPTIONS"]["transaction_mode"] == "IMMEDIATE"
     postgres = database_from_url("postgres://u@db.example:5432/app")
-    assert postgres["ENGINE"] == "openstartup.postgresql"  # Django's, deadline-aware connect
+    assert postgres["ENGINE"] == "core.postgresql"  # Django's, deadline-aware connect
     assert postgres["OPTIONS"]["connect_timeout"] >= 5  # longer than a slow handshake
     assert postgres["OPTIONS"]["keepalives"] == 1
 
