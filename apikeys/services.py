@@ -130,7 +130,7 @@ def api_key_revoke_raw(*, raw: str, now: datetime | None = None) -> ApiKey | Non
 @transaction.atomic
 def api_keys_revoke_all(*, account: User, now: datetime | None = None) -> int:
     """Revoke every active key of the account (they stop working on every server at once, once
-    the caller's transaction commits); returns how many. Part of accounts.deletion."""
+    the caller's transaction commits); returns how many. Part of web.deletion."""
     revoked = ApiKey.objects.filter(account=account, revoked_at__isnull=True).update(
         revoked_at=now or timezone.now()
     )

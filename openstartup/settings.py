@@ -239,7 +239,8 @@ INSTALLED_APPS = [
     "founders",
     "billing",
     "transparency",
-    "webhooks",  # above every other app: nothing imports it
+    "webhooks",
+    "web",  # the HTML site: above every domain app, nothing but the roof imports it
 ]
 
 MIDDLEWARE = [

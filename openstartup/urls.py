@@ -9,9 +9,10 @@ from core import health
 from core.converters import AnyTextConverter
 from core.docs_page import ApiReferenceView
 from mcpserver import views as mcp_views
-from startups import feed_views, pages
+from startups import feed_views
 from startups import views as startup_views
 from transparency import views as log_views
+from web import pages
 from webhooks import api as webhook_api
 
 register_converter(AnyTextConverter, "anytext")
@@ -115,7 +116,7 @@ urlpatterns = [
     ),
     path("admin/", admin.site.urls),
     path("", include("accounts.urls")),
-    path("", include("apikeys.urls")),
+    path("", include("web.urls")),
     path("", include("founders.urls")),
     path("", include("billing.urls")),
     path("", include("webhooks.urls")),

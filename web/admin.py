@@ -1,11 +1,11 @@
 from django.contrib import admin, messages
 from django.contrib.auth.admin import UserAdmin
 
-from accounts.deletion import account_delete
 from accounts.forms import AdminSignInForm
 from accounts.models import User
 from apikeys.models import ApiKey, Subscription
 from billing.services import BillingUnavailable
+from web.deletion import account_delete
 
 
 class SubscriptionInline(admin.TabularInline):
@@ -42,7 +42,7 @@ class AccountAdmin(UserAdmin):
     inlines = [SubscriptionInline, ApiKeyInline]
 
     def delete_model(self, request, obj) -> None:
-        """An operator's deletion does what the founder's own does (accounts/deletion.py):
+        """An operator's deletion does what the founder's own does (web/deletion.py):
         Pro cancelled at Stripe, startups disconnected, keys revoked; refused if Stripe fails."""
         try:
             account_delete(account=obj)
