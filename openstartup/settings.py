@@ -240,6 +240,7 @@ INSTALLED_APPS = [
     "billing",
     "transparency",
     "webhooks",
+    "demo",
     "web",  # the HTML site: above every domain app, nothing but the roof imports it
 ]
 

@@ -12,7 +12,7 @@ from mcpserver import views as mcp_views
 from startups import feed_views
 from startups import views as startup_views
 from transparency import views as log_views
-from web import pages
+from web import llms, pages
 from webhooks import api as webhook_api
 
 register_converter(AnyTextConverter, "anytext")
@@ -87,7 +87,7 @@ urlpatterns = [
     # Exactly /api/mcp (a trailing slash is served too, never redirected: clients do not follow
     # redirects on POST).
     re_path(r"^api/mcp/?$", mcp_views.mcp_endpoint, name="mcp"),
-    path("llms.txt", ai_views.llms_txt_view, name="llms-txt"),
+    path("llms.txt", llms.llms_txt_view, name="llms-txt"),
     # The OpenAPI 3.1 document (generated from the views and serializers) and its docs pages.
     # Public and key-less: a wrong key must not hide the contract.
     path(

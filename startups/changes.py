@@ -78,12 +78,12 @@ WRITE_PATHS = (
     "verification.services.revenue_sync",
     "verification.services.provider_connection_disconnect",
     "startups.history.revenue_snapshot_record",
-    "startups.admin.StartupAdmin.save_model",
-    "startups.admin.StartupAdmin.save_related",
-    "startups.admin.StartupAdmin.delete_model",
-    "startups.admin.StartupAdmin.delete_queryset",
+    "web.admin.StartupAdmin.save_model",
+    "web.admin.StartupAdmin.save_related",
+    "web.admin.StartupAdmin.delete_model",
+    "web.admin.StartupAdmin.delete_queryset",
     "startups.imports.startups_import",
-    "startups.demo.seed_demo",
+    "demo.seed.seed_demo",
 )
 
 
