@@ -27,6 +27,8 @@ Environment (all optional):
                         own under /tmp) runs beside this one, and every repeated row it has is
                         measured on both, before then after, row by row in the same rounds
                         ("before and after, in one sitting"), reported side by side
+    BENCH_WRITES        0: leave out the "under writes" rows (bench/underwrites.py:
+                        BENCH_WRITE_RATE, BENCH_EDIT_RATE)
 """
 
 import json
@@ -47,6 +49,7 @@ from pathlib import Path
 
 import psycopg
 import redis
+import underwrites  # bench/underwrites.py (this script's folder is on sys.path)
 
 ROOT = Path(__file__).resolve().parent.parent
 PY = sys.executable
@@ -357,6 +360,14 @@ def rows_for(pro_h: dict, free_h: dict, top: str, pools: str) -> list[Row]:
     return [
         Row("1", "bare Django view (4 KB JSON)", "/bench/bare"),
         Row("2", "minimal ORM list (no auth/quota/rank)", "/bench/minimal"),
+        varied(
+            "2d",
+            "varied minimal ORM detail (slug; same joins, dicts, JsonResponse)",
+            "detail",
+            vary="-",
+            pool="slugs.txt",
+            path="/bench/minimal-detail/",
+        ),
         Row("3a", "list, default sort, Pro key", "/api/v1/startups", pro_h),
         Row("3b", "list, default sort, Free key", "/api/v1/startups", free_h),
         Row("3c", "list, q=forge", "/api/v1/startups?q=forge", pro_h),
@@ -461,6 +472,7 @@ def bench_size(wrk_bin: str, count: int, before: Target | None = None) -> dict:
                 f"p99 {result['p99']:.2f} ms, non-2xx {result['non2xx']}"
             )
             runs[row.key].append(result)
+        under, writer = measure_under_writes(wrk_bin, count, rows)
         rss = worker_rss_mb(server)
     finally:
         for running in (server, old_server):
@@ -474,7 +486,30 @@ def bench_size(wrk_bin: str, count: int, before: Target | None = None) -> dict:
         "before": {key: median_run(found) for key, found in runs_before.items() if found},
         "seed": seed_output,
         "rss": rss,
+        "under": {key: median_run(found) for key, found in under.items() if found},
+        "writer": writer,
     }
+
+
+def measure_under_writes(wrk_bin: str, count: int, rows: list[Row]) -> tuple[dict, dict]:
+    """Every varied row again, ROUNDS rounds, while bench/writes.py writes (issue 32)."""
+    varied = [row for row in rows if row.kind == "varied"]
+    if not underwrites.ENABLED or not varied:
+        return {}, {}
+    step(f"{count:,}: the writer (syncs at the production rate, one founder edit a second)")
+    writer = underwrites.start(PY, ROOT, environment(count))
+    found: dict[str, list[dict]] = {row.key: [] for row in varied}
+    try:
+        for round_number in range(1, ROUNDS + 1):
+            for row in varied:
+                step(f"{count:,}: under writes, round {round_number}/{ROUNDS}, {row.name}")
+                result = measure(wrk_bin, row)
+                print(f"   {result['rps']:.0f} req/s, p99 {result['p99']:.2f} ms")
+                found[row.key].append(result)
+    finally:
+        done = underwrites.stop(writer)
+    print(f"   the writer: {done}")
+    return found, done
 
 
 # --- before and after (BENCH_BASELINE) ----------------------------------------------------------
@@ -559,6 +594,14 @@ def report(sizes: dict[int, dict]) -> None:
                     + (f"; before {b['rps']:.0f} req/s = {r['rps'] / b['rps']:.2f}x" if b else "")
                 )
             print(f"   worker RSS MB: {', '.join(f'{m:.0f}' for m in size['rss'])}")
+            if size["under"]:
+                print(
+                    "\n".join(
+                        underwrites.table(
+                            rows, size["results"], size["under"], size["writer"], count
+                        )
+                    )
+                )
         return
     header = "| Row | Path |" + "".join(
         f" {c:,} req/s | p50 ms | p99 ms | vs row 1 | vs row 2 |" for c in counts
@@ -592,6 +635,9 @@ def report(sizes: dict[int, dict]) -> None:
             )
         lines.append(cells)
     lines += targets(sizes)
+    for count, size in sizes.items():
+        if size["under"]:
+            lines += underwrites.table(rows, size["results"], size["under"], size["writer"], count)
     if first["before"]:
         lines += before_after(first["before"], first["results"], rows, counts[0])
     text = "\n".join(lines) + "\n"

@@ -155,7 +155,12 @@ def startup_update(*, startup: Startup, profile: dict, mrr: int | None) -> Start
         fields += ["name", "website"]
     for field in fields:
         setattr(startup, field, profile.get(field))
-    startup.save(update_fields=[*fields, "updated_at"])
+    startup.updated_at = timezone.now()
+    # An UPDATE, not a save: no model signal, so the read cache drops only this startup's
+    # copies (from its Change row) instead of starting a new epoch (openstartup/rowcopies.py).
+    Startup.objects.filter(pk=startup.pk).update(
+        **{name: getattr(startup, name) for name in [*fields, "updated_at"]}
+    )
     reported = ReportedRevenue.objects.filter(startup=startup).first()
     unchanged = reported is not None and reported.mrr == mrr
     if mrr_needs_review(mrr) and not unchanged:

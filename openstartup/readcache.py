@@ -24,7 +24,7 @@ Two stores, one key scheme:
 - per-process copies (`LocalCache`): key records, profile JSON, list rows, AI answers;
 - shared entries in Django's cache (`shared_get` / `shared_set`): list page skeletons and AI
   answers, keyed by the token, so another server's fill is reused and a write starts afresh.
-  Redis failures open a circuit breaker (openstartup/cachebreaker.py): for a few seconds no
+  Redis failures open a circuit breaker (core/cachebreaker.py): for a few seconds no
   request waits on Redis, and the database answers; correctness never depends on Redis.
 
 `READ_CACHE_SECONDS` (0 = off) bounds a copy's life and turns per-process copies on or off.
@@ -63,11 +63,12 @@ from core import dbdeadline
 from core.formats import site_url
 from core.postgresql import prepared_rows
 from core.renderers import CamelCaseJSONRenderer, JSONRenderer
-from openstartup import tokenwatch
+from openstartup import rowcopies, tokenwatch
 from openstartup.models import GENERATION_TOKENS_SQL, Generation
 from startups import rankindex, selectors
 from startups.freshness import freshness_epoch
 from startups.models import (
+    Change,
     Founder,
     MonthlyRevenue,
     RevenueSnapshot,
@@ -178,11 +179,13 @@ def _watched_data_token() -> str | None:
     return (TOKEN_WATCH.tokens() or {}).get("data")
 
 
-def bump(kind: Kind) -> None:
+def bump(kind: Kind, token: str | None = None) -> None:
     """Mark everything cached of `kind` stale on every server. The new token is written in
     the current transaction, so it becomes current exactly when the write does (and a write
-    rolled back leaves the old token, under which nothing of it was ever kept)."""
-    token = _new_token()
+    rolled back leaves the old token, under which nothing of it was ever kept). A data token
+    without a `token` given starts a new epoch: every per-startup copy is dropped too; the
+    change service gives `<epoch>.<sequence>` (openstartup/rowcopies.py)."""
+    token = token or _new_token()
     if not Generation.objects.using(PRIMARY).filter(kind=kind).update(token=token):
         Generation.objects.using(PRIMARY).bulk_create(
             [Generation(kind=kind, token=token)], ignore_conflicts=True
@@ -196,6 +199,40 @@ def bump(kind: Kind) -> None:
     tokens = _request_tokens.get()
     if tokens is not None:
         tokens.clear()  # read again (this request may fill copies after its own write)
+
+
+def data_epoch_for_update() -> str | None:
+    """The epoch of the current data token, its row locked until the transaction ends (the
+    change service then writes `<epoch>.<sequence>`: the lock orders it after any other
+    write of the token in flight; taken before the sequence's own lock, as `bump` is)."""
+    row = (
+        Generation.objects.using(PRIMARY)
+        .select_for_update()
+        .filter(kind="data")
+        .values_list("token", flat=True)
+        .first()
+    )
+    return rowcopies.parse(row)[0]
+
+
+def _changed(after: int, upto: int) -> list[tuple[int, int]]:
+    """(startup id, sequence) of the Change rows in (after, upto], from the primary."""
+    rows = Change.objects.using(PRIMARY).filter(id__gt=after, id__lte=upto)
+    return list(rows.values_list("startup_id", "id"))
+
+
+# This process's last applied change sequence (per-startup copies drop only what changed).
+CHECKPOINT = rowcopies.Checkpoint(_changed)
+
+
+def row_stamp() -> rowcopies.Stamp | None:
+    """The stamp to look up and keep per-startup copies under (read before the database)."""
+    return CHECKPOINT.stamp(current("data")) if enabled() else None
+
+
+def _row_copies(max_entries: int) -> rowcopies.RowCopies:
+    seconds = lambda: settings.READ_CACHE_SECONDS  # noqa: E731 - read when kept (tests change it)
+    return rowcopies.RowCopies(CHECKPOINT, max_entries=max_entries, seconds=seconds)
 
 
 class LocalCache:
@@ -308,7 +345,7 @@ def flush_data(sender: type, update_fields=None, created=False, **kwargs: Any) -
 # deletion too) replaces the kind's token. A failed sync saves its ProviderConnection and
 # nothing else: the `status` every surface shows changes.
 AUTH_MODELS = (ApiKey, Subscription, User)
-# The data: the startups' own tables (also what a bulk load writes: startups/demo.py) and, as
+# The data: the startups' own tables (also what a bulk load writes: demo/seed.py) and, as
 # an owner's verification shows on their startups, the accounts.
 STARTUP_MODELS = (
     Startup,
@@ -347,30 +384,34 @@ def key_record(digest: str, build: Callable[[], Any]) -> Any:
     return KEY_RECORDS.get_or_build(digest, build)
 
 
-# The REST detail document of a startup, rendered once: camelCase JSON bytes of `data`.
-PROFILES = LocalCache("data", max_entries=5_000)
+# The REST detail document of a startup, rendered once: camelCase JSON bytes of `data`; a
+# copy lives until its startup changes (or a write the change sequence does not itemise).
+PROFILES = _row_copies(5_000)
 
 
 def startup_profile_json(*, slug: str, request: HttpRequest) -> bytes | None:
     """The `data` object of /api/v1/startups/{slug} as JSON bytes, or None when there is no
     such published startup. Links in it are absolute, so copies are kept per site address."""
 
-    def build() -> bytes | None:
-        startup = startup_get(slug=slug, db=PRIMARY)
-        if startup is None:
-            return None
-        data = StartupDetailSerializer(startup, context={"request": request}).data
-        return CamelCaseJSONRenderer().render(data)
-
     # Keyed by the minute too: the verification `status` turns `stale` with time alone.
-    return PROFILES.get_or_build((site_url(request), slug, freshness_epoch()), build)
+    key = (site_url(request), slug, freshness_epoch())
+    stamp = row_stamp()
+    if (found := PROFILES.lookup([key], stamp).get(key)) is not None:
+        return found
+    startup = startup_get(slug=slug, db=PRIMARY)
+    if startup is None:
+        return None
+    data = StartupDetailSerializer(startup, context={"request": request}).data
+    body = CamelCaseJSONRenderer().render(data)
+    PROFILES.put(key, body, startup.pk, stamp)
+    return body
 
 
 # List pages: the expensive parts (exact total, which startups are on the page, their ranks)
 # as a "skeleton" per filter set and page: a per-process copy, and for pages SQL had to answer
 # a shared entry for LIST_CACHE_SECONDS at most (0: off); the rows as per-process copies by id.
 LIST_CACHE_VERSION = "list-v3"
-LIST_ROWS = LocalCache("data", max_entries=20_000)
+LIST_ROWS = _row_copies(20_000)
 SKELETONS = LocalCache("data", max_entries=5_000)
 
 
@@ -390,6 +431,7 @@ class _RankIndexCopy:
         self.started = float("-inf")
         self.building = False
         self.lock = threading.Lock()
+        self.uncarried: str | None = None  # the token of a build no change may carry on
 
     @property
     def index(self) -> rankindex.RankIndex | None:
@@ -403,6 +445,8 @@ class _RankIndexCopy:
             return None
         if (built := self.built) is not None and built[0] == token:
             return built
+        if built is not None and (carried := self._carried(built, token)) is not None:
+            return carried
         if self.large is None:  # before the first build: how big?
             size = rankindex.estimated_size(db=PRIMARY)
             self.large = size > settings.RANK_INDEX_INLINE_STARTUPS
@@ -417,6 +461,24 @@ class _RankIndexCopy:
             self.building, self.started = True, time.monotonic()
         threading.Thread(target=self._build_in_background, daemon=True).start()
         return None
+
+    def _carried(self, built: tuple[str, rankindex.RankIndex], token: str) -> tuple | None:
+        """The index of `built` under the newer `token` when every change between the two
+        left what the index holds untouched (openstartup/rowcopies.py: same epoch, Change rows
+        in between, each an update naming only fields the index does not hold), else None."""
+        (epoch, old), (new_epoch, new) = rowcopies.parse(built[0]), rowcopies.parse(token)
+        if self.uncarried == built[0]:
+            return None  # a change since this build touched the index: no later token helps
+        if epoch != new_epoch or old is None or new is None or not 0 < new - old <= 1_000:
+            return None
+        changes = Change.objects.using(PRIMARY).filter(id__gt=old, id__lte=new)
+        if not rankindex.unaffected_by(changes.values_list("kind", "fields")):
+            self.uncarried = built[0]
+            return None
+        with self.lock:
+            if self.built is built:
+                self.built = (token, built[1])
+            return self.built if self.built[0] == token else None
 
     def inline(self) -> bool:
         """Whether work for the index is done in the request (small, quick datasets)."""
@@ -449,11 +511,12 @@ class _RankIndexCopy:
 
     def clear(self) -> None:
         with self.lock:
-            self.built = self.large = None
+            self.built = self.large = self.uncarried = None
             self.build_seconds, self.started = 0.0, float("-inf")
 
 
 RANK_INDEX = _RankIndexCopy()
+
 
 # Shared between processes through the cache (Redis): the last rank index built (one entry,
 # with the token it was built under) and each build's term places. Another worker, or one
@@ -667,13 +730,13 @@ def _ids_with_token(ordered: QuerySet, start: int, stop: int) -> tuple[list[int]
 def _ranked_rows(ids: list[int], ranks: list[int | None]) -> list[Startup]:
     """The list rows of `ids` with their ranks, from the per-process copies or one query by
     primary key for the missing ones; a startup unpublished since is left out."""
-    rows, token = LIST_ROWS.lookup(ids) if ids else ({}, None)
+    stamp = row_stamp() if ids else None
+    rows = LIST_ROWS.lookup(ids, stamp)
     missing = [startup_id for startup_id in ids if startup_id not in rows]
     if missing:
         for startup_id, startup in selectors.list_rows(missing, db=PRIMARY).items():
             rows[startup_id] = kept = _kept_row(startup)
-            if token is not None:
-                LIST_ROWS.put(startup_id, kept, token)
+            LIST_ROWS.put(startup_id, kept, startup_id, stamp)
     startups = []
     for startup_id, rank in zip(ids, ranks, strict=True):
         if (kept := rows.get(startup_id)) is not None:
@@ -711,13 +774,12 @@ def _sql_page(
     *, filters: StartupFilters, offset: int, limit: int, after: After | None
 ) -> StartupPage:
     """`selectors.startup_page` read from the primary, its rows kept as copies."""
+    stamp = row_stamp()  # before the rows are read
     page = selectors.startup_page(
         filters=filters, offset=offset, limit=limit, after=after, db=PRIMARY
     )
-    token = LIST_ROWS.token()
-    if token is not None:
-        for startup in page.startups:
-            LIST_ROWS.put(startup.id, _kept_row(startup), token)
+    for startup in page.startups:
+        LIST_ROWS.put(startup.id, _kept_row(startup), startup.id, stamp)
     return page
 
 
@@ -743,7 +805,7 @@ def startup_page(
     identity = orjson.dumps(
         {**asdict(filters), "offset": offset, "limit": limit, "after": position}
     )
-    found, token = SKELETONS.lookup([identity]) if seconds > 0 else ({}, LIST_ROWS.token())
+    found, token = SKELETONS.lookup([identity]) if seconds > 0 else ({}, SKELETONS.token())
     skeleton, page = found.get(identity), None
     if skeleton is None and rankindex.answers(filters) and (built := RANK_INDEX.current()):
         index_token, index = built
@@ -800,4 +862,5 @@ def clear_local() -> None:
     """Forget this process's copies (tests: what a new token or expiry does)."""
     for local in LocalCache.instances:
         local.clear()
+    CHECKPOINT.reset()
     RANK_INDEX.clear()

@@ -5,9 +5,11 @@ figure or the verification status, publish/unpublish, delete, an operator's edit
 import) ends with `startup_change_record` (or `startups_change_record` for many startups), in
 the write's own transaction. That one call:
 
-1. replaces the read cache's data token (`readcache.bump("data")`): no module but this one and
-   the read cache bumps the data token (tests/test_changes.py checks the source), so the token
-   and the sequence always move together;
+1. replaces the read cache's data token with `<epoch>.<highest sequence written>` (the
+   epoch of the token it replaces: openstartup/rowcopies.py), so a process that applied the
+   sequence below drops only the copies of the startups named by the rows in between. No
+   module but this one and the read cache bumps the data token (tests/test_changes.py checks
+   the source), so the token and the sequence always move together;
 2. takes a transaction-level lock (PostgreSQL: `pg_advisory_xact_lock`), then inserts the
    `Change` rows. The lock is held until the transaction ends, so sequence numbers are handed
    out in commit order: a reader that has seen sequence N never later finds a committed row
@@ -18,6 +20,7 @@ docs/architecture.md says what the sequence feeds: the change feed, per-row inva
 read cache, webhooks and replica consistency.
 """
 
+import secrets
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -26,7 +29,7 @@ from django.conf import settings
 from django.db import connections
 from django.utils import timezone
 
-from openstartup import readcache
+from openstartup import readcache, rowcopies
 from startups.models import Change, Startup, Verification
 
 CREATED, UPDATED = Change.Kind.CREATED, Change.Kind.UPDATED
@@ -134,11 +137,17 @@ def startups_change_record(changes: Iterable[Changed], *, now: datetime | None =
     connection = connections[DB]
     if not connection.in_atomic_block:
         raise RuntimeError("record a change inside the transaction of the write it describes")
-    readcache.bump("data")
+    # The token's row first (the order every write takes: a receiver's `bump` may hold it),
+    # then the sequence's lock; the new token names the highest sequence written here.
+    epoch = readcache.data_epoch_for_update()
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
             cursor.execute("SELECT pg_advisory_xact_lock(%s)", [SEQUENCE_LOCK])
     Change.objects.using(DB).bulk_create(rows, batch_size=2000)
+    highest = max((row.pk for row in rows if row.pk is not None), default=None)
+    if highest is None:  # a backend that does not return the ids: ours are the last ones
+        highest = Change.objects.using(DB).order_by("-id").values_list("id", flat=True)[0]
+    readcache.bump("data", rowcopies.token_of(epoch, highest, new_epoch=secrets.token_hex))
     return len(rows)
 
 

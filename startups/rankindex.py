@@ -61,6 +61,45 @@ MAX_TERM_PLACES = 4
 Subsets = list[array] | None
 
 
+# Change fields (API names) that nothing in the rank index depends on: its order (MRR, name,
+# slug), its sets (published, category) and its search terms (name, category, description).
+BLIND_FIELDS = frozenset(
+    {
+        "icon",
+        "website",
+        "industry",
+        "businessType",
+        "founded",
+        "country",
+        "teamSize",
+        "technologies",
+        "founderName",
+        "revenue.arr",
+        "revenue.currency",
+        "revenue.growth30d",
+        "onSale",
+        "askingPrice",
+        "owner",
+        "aiAddon",
+        "verification.arr",
+        "verification.totalRevenue",
+        "verification.last30Days",
+        "verification.customers",
+        "verification.monthly",
+        "verification.status",
+        "verification.provider",
+    }
+)
+
+
+def unaffected_by(changes: Iterable[tuple[str, list[str]]]) -> bool:
+    """Whether an index stays exact over these Change rows ((kind, fields) each): every one an
+    update naming only BLIND_FIELDS (a creation, a tombstone or an unitemised change is not)."""
+    return all(
+        kind == "updated" and fields and set(fields) <= BLIND_FIELDS for kind, fields in changes
+    )
+
+
 @dataclass
 class RankIndex:
     ids: array  # ids in the default order

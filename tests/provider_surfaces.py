@@ -61,8 +61,8 @@ def assert_verified_everywhere(
     history = client.get(f"/api/v1/startups/{slug}/history", **bearer(raw)).json()["data"]
     assert history[-1]["mrr"] == mrr and history[-1]["customers"] == verification["customers"]
     page = client.get(f"/startups/{slug}").content.decode()
-    assert "Verified revenue" in page
     title = PROVIDERS[provider].title
+    assert f"Verified · {title}" in page  # the profile's trust badge
     assert f"Figures verified by <strong>{title}</strong>" in page
     if mrr is not None:
         assert f"${mrr:,}" in page

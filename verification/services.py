@@ -449,24 +449,28 @@ def _write_figures(
     if not changed:  # nothing anyone sees changes: only the time of the sync is stamped
         Verification.objects.filter(startup=startup).update(verified_at=now)
         return True
-    verification, _ = Verification.objects.update_or_create(
-        startup=startup,
-        defaults={
-            "provider": provider_name,
-            "level": "verified",
-            "verified_at": now,
-            "currency": "USD",
-            "mrr": figures.mrr,
-            "arr": figures.arr,
-            "total_revenue": figures.total_revenue,
-            "last_30_days": figures.last_30_days,
-            "customers": figures.customers,
-            # Recomputed now, so under the current methodology (earlier figures kept theirs).
-            "methodology_version": METHODOLOGY_VERSION,
-            "credential": connection.credential,
-            "provider_reported": figures.provider_reported,
-        },
-    )
+    stored = {
+        "provider": provider_name,
+        "level": "verified",
+        "verified_at": now,
+        "currency": "USD",
+        "mrr": figures.mrr,
+        "arr": figures.arr,
+        "total_revenue": figures.total_revenue,
+        "last_30_days": figures.last_30_days,
+        "customers": figures.customers,
+        # Recomputed now, so under the current methodology (earlier figures kept theirs).
+        "methodology_version": METHODOLOGY_VERSION,
+        "credential": connection.credential,
+        "provider_reported": figures.provider_reported,
+    }
+    # UPDATEs, no model save: the Change row below says which startup changed, so the read
+    # cache drops only its copies (a save would start a new epoch: openstartup/rowcopies.py).
+    verification = Verification.objects.filter(startup=startup).first()
+    if verification is None:
+        verification = Verification.objects.create(startup=startup, **stored)
+    else:
+        Verification.objects.filter(pk=verification.pk).update(**stored)
     MonthlyRevenue.objects.filter(verification=verification).delete()
     MonthlyRevenue.objects.bulk_create(
         MonthlyRevenue(
