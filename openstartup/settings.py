@@ -192,7 +192,7 @@ READ_CACHE_SECONDS = env_int("READ_CACHE_SECONDS", 300)
 # worker prunes older ones. A consumer must read the feed at least this often.
 CHANGE_RETENTION_DAYS = env_int("CHANGE_RETENTION_DAYS", 90)
 # Each process keeps the data generation token in memory, current through PostgreSQL's
-# LISTEN/NOTIFY, so a cached anonymous answer sends no query (openstartup/tokenwatch.py).
+# LISTEN/NOTIFY, so a cached anonymous answer sends no query (core/tokenwatch.py).
 # PostgreSQL only, never behind PGBOUNCER_TRANSACTION_MODE; 0 reads the token on every request.
 READ_TOKEN_WATCH = env_bool("READ_TOKEN_WATCH", True)
 # The rank index (startups/rankindex.py: list totals and ranks by binary search, kept per
