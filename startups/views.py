@@ -41,18 +41,20 @@ from startups.freshness import METHODOLOGY_VERSION, METHODOLOGY_VERSIONS
 from startups.history import revenue_history
 from startups.methodology import methodology_html
 from startups.paging import metered_envelope, page_request, paginated_response
+from startups.params import (
+    HistoryFilterSerializer,
+    StartupExportFilterSerializer,
+    StartupFilterSerializer,
+)
 from startups.selectors import category_counts, startup_export, startup_get
 from startups.serializers import (
     AttestationEnvelopeSerializer,
     CategoryCountSerializer,
     CategoryListSerializer,
-    HistoryFilterSerializer,
     HistoryPageSerializer,
     SnapshotSerializer,
     StartupDetailSerializer,
     StartupEnvelopeSerializer,
-    StartupExportFilterSerializer,
-    StartupFilterSerializer,
     StartupListSerializer,
     StartupPageSerializer,
     verification_of,
