@@ -6,66 +6,24 @@ listed in .env.example and the README.
 """
 
 import base64
-import binascii
 import hashlib
-import json
 import os
-import zlib
 from pathlib import Path
 
-import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
+from core.env import (
+    database_from_url as env_database,
+)
+from core.env import (
+    env_bool,
+    env_int,
+    env_list,
+    env_str_map,
+    refuse_unsafe_production,
+)
+
 BASE_DIR = Path(__file__).resolve().parent.parent
-
-_TRUE = {"1", "true", "yes", "on"}
-_FALSE = {"0", "false", "no", "off", ""}
-
-
-def env_bool(name: str, default: bool) -> bool:
-    raw = os.environ.get(name)
-    if raw is None:
-        return default
-    value = raw.strip().lower()
-    if value in _TRUE:
-        return True
-    if value in _FALSE:
-        return False
-    raise ImproperlyConfigured(f"{name} must be one of 1/0/true/false/yes/no/on/off, not {raw!r}")
-
-
-def env_int(name: str, default: int) -> int:
-    raw = os.environ.get(name)
-    if raw is None or raw.strip() == "":
-        return default
-    try:
-        return int(raw)
-    except ValueError:
-        raise ImproperlyConfigured(f"{name} must be a whole number, not {raw!r}") from None
-
-
-def env_str_map(name: str) -> dict[str, str]:
-    """A JSON object of strings to strings, e.g. {"stripe": "https://stripe.internal"}."""
-    raw = os.environ.get(name, "").strip()
-    if not raw:
-        return {}
-    try:
-        value = json.loads(raw)
-    except ValueError:
-        raise ImproperlyConfigured(f"{name} must be a JSON object, not {raw!r}") from None
-    if not isinstance(value, dict) or not all(
-        isinstance(k, str) and isinstance(v, str) for k, v in value.items()
-    ):
-        raise ImproperlyConfigured(f"{name} must be a JSON object of strings to strings")
-    return value
-
-
-def env_list(name: str, default: list[str]) -> list[str]:
-    raw = os.environ.get(name)
-    if raw is None:
-        return default
-    return [item.strip() for item in raw.split(",") if item.strip()]
-
 
 # "production" is explicit, never guessed from other variables: CI and `make test` run against
 # PostgreSQL without a secret key, and must keep working with no environment at all.
@@ -90,60 +48,15 @@ PROVIDER_KEY_ENCRYPTION_KEYS = env_list("PROVIDER_KEY_ENCRYPTION_KEYS", [])
 SITE_URL = os.environ.get("SITE_URL", "").rstrip("/")
 
 
-def secret_key_is_strong(key: str) -> bool:
-    """At least 50 characters that are not a repetition: enough distinct characters, and a text
-    that does not compress (`'a' * 62 + 'bcde'` or a short word repeated both fail)."""
-    return (
-        len(key) >= 50
-        and len(set(key)) >= 10
-        and len(zlib.compress(key.encode(), 9)) >= 0.85 * len(key.encode())
-    )
-
-
-def _is_fernet_key(key: str) -> bool:
-    try:
-        return len(base64.urlsafe_b64decode(key.encode())) == 32
-    except (ValueError, binascii.Error):
-        return False
-
-
 if PRODUCTION:
-    # Refuse to start rather than run with a setting that is public in this repository or
-    # guessed from the request.
-    if SECRET_KEY == DEV_SECRET_KEY or SECRET_KEY.startswith("django-insecure"):
-        raise ImproperlyConfigured("DJANGO_ENV=production needs a real DJANGO_SECRET_KEY.")
-    if not secret_key_is_strong(SECRET_KEY):
-        raise ImproperlyConfigured(
-            "DJANGO_SECRET_KEY is too weak: use at least 50 random characters, e.g. "
-            "python -c 'import secrets; print(secrets.token_urlsafe(64))'."
-        )
-    if DEBUG:
-        raise ImproperlyConfigured("DJANGO_DEBUG must be off when DJANGO_ENV=production.")
-    if not PROVIDER_KEY_ENCRYPTION_KEYS:
-        raise ImproperlyConfigured(
-            "DJANGO_ENV=production needs PROVIDER_KEY_ENCRYPTION_KEYS (Fernet keys, "
-            "comma-separated): without it provider keys would be encrypted with the public "
-            "development key."
-        )
-    if DEV_PROVIDER_KEY_ENCRYPTION_KEY in PROVIDER_KEY_ENCRYPTION_KEYS:
-        raise ImproperlyConfigured(
-            "PROVIDER_KEY_ENCRYPTION_KEYS holds the public development key; generate a new one "
-            "with python -c 'from cryptography.fernet import Fernet; "
-            "print(Fernet.generate_key().decode())'."
-        )
-    if not all(_is_fernet_key(key) for key in PROVIDER_KEY_ENCRYPTION_KEYS):
-        raise ImproperlyConfigured(
-            "PROVIDER_KEY_ENCRYPTION_KEYS must be Fernet keys (32 url-safe base64 bytes)."
-        )
-    if not os.environ.get("DJANGO_ALLOWED_HOSTS", "").strip():
-        raise ImproperlyConfigured(
-            "DJANGO_ENV=production needs DJANGO_ALLOWED_HOSTS (the host names served)."
-        )
-    if not SITE_URL.startswith(("https://", "http://")):
-        raise ImproperlyConfigured(
-            "DJANGO_ENV=production needs SITE_URL, the public address (https://...), for the "
-            "links in answers and e-mails."
-        )
+    refuse_unsafe_production(
+        secret_key=SECRET_KEY,
+        dev_secret_key=DEV_SECRET_KEY,
+        debug=DEBUG,
+        provider_keys=PROVIDER_KEY_ENCRYPTION_KEYS,
+        dev_provider_key=DEV_PROVIDER_KEY_ENCRYPTION_KEY,
+        site_url=SITE_URL,
+    )
 
 # HTTPS behind a TLS-terminating proxy (on by default in production): redirect plain HTTP,
 # secure cookies and HSTS. X-Forwarded-Proto is believed only from TRUSTED_PROXIES
@@ -314,40 +227,10 @@ PGBOUNCER_TRANSACTION_MODE = env_bool("PGBOUNCER_TRANSACTION_MODE", False)
 
 
 def database_from_url(url: str) -> dict:
-    """One DATABASES entry from any URL dj-database-url knows (postgres:// in production,
-    sqlite:///path too); the PostgreSQL-only options go to PostgreSQL only."""
-    database = dj_database_url.parse(
-        url, conn_max_age=env_int("DB_CONN_MAX_AGE", 60), conn_health_checks=True
+    """One DATABASES entry from a URL, under this module's deadlines (core/env.py)."""
+    return env_database(
+        url, connect_timeout=DB_CONNECT_TIMEOUT, pgbouncer=PGBOUNCER_TRANSACTION_MODE
     )
-    options = database.setdefault("OPTIONS", {})
-    if database["ENGINE"] == "django.db.backends.postgresql":
-        # Django's backend, with connecting bounded by the request's deadline too.
-        database["ENGINE"] = "core.postgresql"
-        # Fail fast when PostgreSQL is unreachable instead of hanging the worker: a refused or
-        # silent connect gives up after DB_CONNECT_TIMEOUT seconds, and a server that vanishes
-        # mid-query is noticed by TCP (keepalives, unacknowledged sends) or, sooner, by the
-        # request deadline.
-        options.setdefault("connect_timeout", DB_CONNECT_TIMEOUT)
-        options.setdefault("keepalives", 1)
-        options.setdefault("keepalives_idle", 5)
-        options.setdefault("keepalives_interval", 2)
-        options.setdefault("keepalives_count", 2)
-        options.setdefault("tcp_user_timeout", DB_CONNECT_TIMEOUT * 2000)
-        if PGBOUNCER_TRANSACTION_MODE:
-            # Behind PgBouncer in transaction mode a session is not ours between transactions:
-            # no server-side (named) cursors and no prepared statements.
-            database["DISABLE_SERVER_SIDE_CURSORS"] = True
-            options["prepare_threshold"] = None
-        else:
-            # psycopg's own default (Django turns it off): a statement is prepared on its
-            # 5th use. Only the hot statements sent through `prepared_cursor` bind on the
-            # server and so can be; the ORM's client-side binding never prepares.
-            options.setdefault("prepare_threshold", 5)
-    elif database["ENGINE"] == "django.db.backends.sqlite3":
-        # As the built-in SQLite database: writers queue for the lock instead of failing.
-        options.setdefault("transaction_mode", "IMMEDIATE")
-        options.setdefault("timeout", 20)
-    return database
 
 
 if database_url := os.environ.get("DATABASE_URL"):

@@ -9,14 +9,8 @@ import pytest
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
-from openstartup.settings import (
-    DEV_PROVIDER_KEY_ENCRYPTION_KEY,
-    DEV_SECRET_KEY,
-    env_bool,
-    env_int,
-    env_list,
-    secret_key_is_strong,
-)
+from core.env import env_bool, env_int, env_list, secret_key_is_strong
+from openstartup.settings import DEV_PROVIDER_KEY_ENCRYPTION_KEY, DEV_SECRET_KEY
 from tests.processes import run_to_the_end
 
 
