@@ -60,7 +60,7 @@ if PRODUCTION:
 
 # HTTPS behind a TLS-terminating proxy (on by default in production): redirect plain HTTP,
 # secure cookies and HSTS. X-Forwarded-Proto is believed only from TRUSTED_PROXIES
-# (openstartup/proxies.py; gunicorn's forwarded_allow_ips is the same list), never from any
+# (core/proxies.py; gunicorn's forwarded_allow_ips is the same list), never from any
 # peer as Django's SECURE_PROXY_SSL_HEADER would.
 SECURE = env_bool("DJANGO_SECURE", PRODUCTION)
 if SECURE:
