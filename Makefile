@@ -44,11 +44,13 @@ test: install-dev
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(PY) manage.py makemigrations --check --dry-run
+	$(VENV)/bin/lint-imports
 	$(VENV)/bin/pytest
 
 lint: $(DEV_STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/lint-imports
 
 format: $(DEV_STAMP)
 	$(VENV)/bin/ruff format .

@@ -23,13 +23,13 @@ workers = env_int("WEB_CONCURRENCY", min(2 * multiprocessing.cpu_count() + 1, 12
 # sync worker gives each connection a whole process until it is done). One database connection
 # per thread. A client that drips its headers still holds a thread: the proxy in front must
 # buffer requests (docs/deployment.md).
-worker_class = "openstartup.gunicorn_worker.ThreadWorker"
+worker_class = "core.gunicorn_worker.ThreadWorker"
 threads = env_int("GUNICORN_THREADS", 4)
 
 # A worker silent for `timeout` seconds is killed and replaced; on SIGTERM (deploys, scale-in)
 # workers get `graceful_timeout` seconds to finish the requests they hold. Keep `timeout` well
 # above DB_REQUEST_DEADLINE_SECONDS (5): a request waiting on a hung database answers 503 at its
-# deadline (openstartup/dbdeadline.py) long before gunicorn would kill the worker and drop it.
+# deadline (core/dbdeadline.py) long before gunicorn would kill the worker and drop it.
 timeout = env_int("GUNICORN_TIMEOUT", 30)
 graceful_timeout = env_int("GUNICORN_GRACEFUL_TIMEOUT", 30)
 # Longer than a typical load balancer's idle timeout is wrong; shorter is safe.
@@ -50,7 +50,7 @@ loglevel = os.environ.get("LOG_LEVEL", "info").lower()
 # The last field is the response's X-Request-Id (the one in error bodies and app logs).
 access_log_format = '%(h)s "%(r)s" %(s)s %(b)s %(L)ss "%(a)s" %({x-request-id}o)s'
 # API keys sent in the query string (refused with 400) never reach the access log.
-logger_class = "openstartup.accesslog.RedactingLogger"
+logger_class = "core.accesslog.RedactingLogger"
 
 # Heartbeat files in memory, not on a possibly slow container disk.
 worker_tmp_dir = "/dev/shm" if os.path.isdir("/dev/shm") else None  # noqa: S108

@@ -22,7 +22,7 @@ from django.http import HttpRequest
 from django.utils import timezone
 
 from accounts.models import ThrottleCounter
-from quota.callers import client_address, client_key
+from core.clientip import client_address, client_key
 
 LOCKED_MESSAGE = (
     "Too many failed sign-in attempts. Sign-in is paused for this account and network; "

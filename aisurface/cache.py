@@ -13,9 +13,9 @@ from django.http import HttpResponse
 from django.utils.cache import get_conditional_response
 from rest_framework.request import Request
 
+from core.formats import site_url
+from core.renderers import JSONRenderer
 from openstartup import readcache
-from openstartup.formats import site_url
-from openstartup.renderers import JSONRenderer
 
 
 def cached_response(request: Request, *, parts: dict, build: Callable[[], dict]) -> HttpResponse:

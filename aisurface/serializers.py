@@ -12,7 +12,7 @@ from django.http import HttpRequest
 from django.urls import reverse
 from rest_framework import serializers
 
-from openstartup.formats import iso_timestamp, site_url
+from core.formats import iso_timestamp, site_url
 from startups.filters import LenientBoolean, LenientQuery, LenientText
 from startups.freshness import STATUSES, last_synced_at, verification_status
 from startups.models import Founder, Startup

@@ -1,27 +1,23 @@
-"""/api/ai (discovery index and profiles) and /llms.txt: snake_case, shared selectors.
+"""/api/ai (discovery index and profiles): snake_case, shared selectors.
 
 Authentication: these views take DRF's DEFAULT_AUTHENTICATION_CLASSES, so once the API-key
 class is in the settings a wrong key gets 401 before anything is served. They never meter the
 Free monthly allowance (the curated AI set is free to read).
 """
 
-from django.http import HttpRequest, HttpResponse
-from django.views.decorators.http import require_safe
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from aisurface.cache import cached_response
-from aisurface.llms import llms_txt
 from aisurface.serializers import (
     AiDiscoveryFilterSerializer,
     AiDiscoverySerializer,
     AiProfileSerializer,
 )
-from openstartup import readcache
-from openstartup.errors import NotFound
-from openstartup.openapi import (
+from core.errors import NotFound
+from core.openapi import (
     AI_REQUEST_HEADERS,
     AI_RESPONSE_HEADERS,
     AI_TAG,
@@ -31,7 +27,8 @@ from openstartup.openapi import (
     DocumentedOptions,
     error_responses,
 )
-from openstartup.renderers import JSONRenderer
+from core.renderers import JSONRenderer
+from openstartup import readcache
 from startups.selectors import ai_startup_get, ai_startup_list
 
 _ENTRY_EXAMPLE = {
@@ -156,9 +153,3 @@ class AiProfileView(DocumentedOptions, APIView):
             return AiProfileSerializer(startup, context={"request": request}).data
 
         return cached_response(request, parts={"slug": slug}, build=build)
-
-
-@require_safe
-def llms_txt_view(request: HttpRequest) -> HttpResponse:
-    """The llms.txt overview, generated from the URL configuration and settings."""
-    return HttpResponse(llms_txt(request), content_type="text/plain; charset=utf-8")

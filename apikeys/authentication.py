@@ -5,7 +5,7 @@ from rest_framework.authentication import BaseAuthentication
 from rest_framework.request import Request
 
 from apikeys.services import api_key_authenticate
-from openstartup.errors import InvalidApiKey
+from core.errors import InvalidApiKey
 from quota.callers import KeyAccount, caller_for
 from quota.services import Caller
 

@@ -11,8 +11,8 @@ from django.utils import timezone
 from accounts.models import User
 from apikeys import keys
 from apikeys.models import ApiKey, Subscription
+from core.errors import EmailNotConfirmed, InvalidApiKey
 from openstartup import readcache
-from openstartup.errors import EmailNotConfirmed, InvalidApiKey
 from quota.callers import KeyAccount
 from quota.plans import PlanLimits, plan_for
 
@@ -130,7 +130,7 @@ def api_key_revoke_raw(*, raw: str, now: datetime | None = None) -> ApiKey | Non
 @transaction.atomic
 def api_keys_revoke_all(*, account: User, now: datetime | None = None) -> int:
     """Revoke every active key of the account (they stop working on every server at once, once
-    the caller's transaction commits); returns how many. Part of accounts.deletion."""
+    the caller's transaction commits); returns how many. Part of web.deletion."""
     revoked = ApiKey.objects.filter(account=account, revoked_at__isnull=True).update(
         revoked_at=now or timezone.now()
     )

@@ -318,7 +318,7 @@ def seed(count: int) -> str:
 POOLS = """
 import random, urllib.parse
 from django.db import connection
-from startups import demo
+from demo import seed as demo
 from startups.selectors import StartupFilters, after_of, encode_cursor, startup_list
 with connection.cursor() as cursor:
     cursor.execute("SELECT slug FROM startups_startup WHERE is_published ORDER BY id")

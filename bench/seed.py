@@ -1,4 +1,4 @@
-"""The benchmark's 100,000-startup load: the demo dataset of `startups/demo.py`, bulk-loaded.
+"""The benchmark's 100,000-startup load: the demo dataset of `demo/seed.py`, bulk-loaded.
 
 Bench only (never app code): `seed_demo` syncs every verified demo startup through
 `revenue_sync`, one transaction per startup's figures, which takes many minutes at 100,000. Here
@@ -15,8 +15,8 @@ from datetime import UTC, date, datetime
 from django.db import connection, models, transaction
 from django.utils import timezone
 
+from demo.seed import build_demo, earlier_snapshot_rows, refresh_planner_statistics
 from startups.changes import loaded_changes, slugs_present, startups_change_record
-from startups.demo import build_demo, earlier_snapshot_rows, refresh_planner_statistics
 from startups.freshness import METHODOLOGY_VERSION
 from startups.history import GROWTH_DAYS, growth_ratio
 from startups.models import Founder, MonthlyRevenue, RevenueSnapshot, Social, Startup, Verification

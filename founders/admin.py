@@ -2,10 +2,10 @@ from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
+from core.domains import email_matches_website
 from founders.models import PendingChange, ReportedRevenue, StartupClaim
 from founders.reviews import pending_changes_approve, pending_changes_reject
 from founders.services import claims_approve, claims_reject
-from openstartup.domains import email_matches_website
 
 
 @admin.register(StartupClaim)

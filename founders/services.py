@@ -157,7 +157,7 @@ def startup_update(*, startup: Startup, profile: dict, mrr: int | None) -> Start
         setattr(startup, field, profile.get(field))
     startup.updated_at = timezone.now()
     # An UPDATE, not a save: no model signal, so the read cache drops only this startup's
-    # copies (from its Change row) instead of starting a new epoch (openstartup/rowcopies.py).
+    # copies (from its Change row) instead of starting a new epoch (core/rowcopies.py).
     Startup.objects.filter(pk=startup.pk).update(
         **{name: getattr(startup, name) for name in [*fields, "updated_at"]}
     )

@@ -16,6 +16,7 @@ from django.http import HttpRequest
 from rest_framework import serializers
 
 from aisurface.serializers import AiMatchSerializer, AiProfileSerializer
+from core.formats import site_url
 from mcpserver.arguments import (
     LimitField,
     StrictBoolean,
@@ -39,7 +40,6 @@ from mcpserver.bounds import (
     result_chars,
 )
 from openstartup import readcache
-from openstartup.formats import site_url
 from startups.history import revenue_history
 from startups.selectors import ai_enabled_startups, ai_startup_get, ai_startup_list
 from startups.serializers import SnapshotSerializer

@@ -6,7 +6,5 @@ class OpenstartupConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from openstartup import (
-            dbdeadline,  # noqa: F401 - the per-request database deadline
-            readcache,  # noqa: F401 - connects the invalidation receivers
-        )
+        from core import dbdeadline  # noqa: F401 - the per-request database deadline
+        from openstartup import readcache  # noqa: F401 - connects the invalidation receivers

@@ -11,7 +11,7 @@ failed over) can bring a revoked key or an old plan back: Redis never holds a to
 
 One exception, for speed: a request that needs only the data token (an anonymous one: a
 cached `/api/ai` answer, a public page, MCP) takes it from this process's watch instead
-(openstartup/tokenwatch.py, PostgreSQL's LISTEN/NOTIFY), so a cached answer sends no query.
+(core/tokenwatch.py, PostgreSQL's LISTEN/NOTIFY), so a cached answer sends no query.
 Other servers' writes show there within milliseconds, never later than the watch's
 MAX_LAG_SECONDS (1 s) when the watch is cut off. The "auth" token (keys, plans) is always read.
 
@@ -24,7 +24,7 @@ Two stores, one key scheme:
 - per-process copies (`LocalCache`): key records, profile JSON, list rows, AI answers;
 - shared entries in Django's cache (`shared_get` / `shared_set`): list page skeletons and AI
   answers, keyed by the token, so another server's fill is reused and a write starts afresh.
-  Redis failures open a circuit breaker (openstartup/cachebreaker.py): for a few seconds no
+  Redis failures open a circuit breaker (core/cachebreaker.py): for a few seconds no
   request waits on Redis, and the database answers; correctness never depends on Redis.
 
 `READ_CACHE_SECONDS` (0 = off) bounds a copy's life and turns per-process copies on or off.
@@ -59,11 +59,11 @@ from django.http import HttpRequest
 
 from accounts.models import User
 from apikeys.models import ApiKey, Subscription
-from openstartup import dbdeadline, rowcopies, tokenwatch
-from openstartup.formats import site_url
-from openstartup.models import GENERATION_TOKENS_SQL, Generation
-from openstartup.postgresql import prepared_rows
-from openstartup.renderers import CamelCaseJSONRenderer, JSONRenderer
+from core import dbdeadline, rowcopies, tokenwatch
+from core.formats import site_url
+from core.postgresql import prepared_rows
+from core.renderers import CamelCaseJSONRenderer, JSONRenderer
+from openstartup.models import GENERATION_TOKENS_SQL, Generation, generation_tokens
 from startups import rankindex, selectors
 from startups.freshness import freshness_epoch
 from startups.models import (
@@ -165,14 +165,14 @@ def current(kind: Kind) -> str | None:
     return tokens.get(kind)
 
 
-TOKEN_WATCH = tokenwatch.TokenWatch(PRIMARY)
+TOKEN_WATCH = tokenwatch.TokenWatch(PRIMARY, generation_tokens)
 
 
 def _watched_data_token() -> str | None:
     """The data token as this process's watch holds it, where a lag of milliseconds is
     harmless: only the data token (a revoked key or a changed plan is always read from the
     database), never inside a transaction (which must see its own writes), and only while
-    the watch is confirmed (openstartup/tokenwatch.py)."""
+    the watch is confirmed (core/tokenwatch.py)."""
     if db_connections[PRIMARY].in_atomic_block or not tokenwatch.available(PRIMARY):
         return None
     return (TOKEN_WATCH.tokens() or {}).get("data")
@@ -183,7 +183,7 @@ def bump(kind: Kind, token: str | None = None) -> None:
     the current transaction, so it becomes current exactly when the write does (and a write
     rolled back leaves the old token, under which nothing of it was ever kept). A data token
     without a `token` given starts a new epoch: every per-startup copy is dropped too; the
-    change service gives `<epoch>.<sequence>` (openstartup/rowcopies.py)."""
+    change service gives `<epoch>.<sequence>` (core/rowcopies.py)."""
     token = token or _new_token()
     if not Generation.objects.using(PRIMARY).filter(kind=kind).update(token=token):
         Generation.objects.using(PRIMARY).bulk_create(
@@ -344,7 +344,7 @@ def flush_data(sender: type, update_fields=None, created=False, **kwargs: Any) -
 # deletion too) replaces the kind's token. A failed sync saves its ProviderConnection and
 # nothing else: the `status` every surface shows changes.
 AUTH_MODELS = (ApiKey, Subscription, User)
-# The data: the startups' own tables (also what a bulk load writes: startups/demo.py) and, as
+# The data: the startups' own tables (also what a bulk load writes: demo/seed.py) and, as
 # an owner's verification shows on their startups, the accounts.
 STARTUP_MODELS = (
     Startup,
@@ -463,7 +463,7 @@ class _RankIndexCopy:
 
     def _carried(self, built: tuple[str, rankindex.RankIndex], token: str) -> tuple | None:
         """The index of `built` under the newer `token` when every change between the two
-        left what the index holds untouched (openstartup/rowcopies.py: same epoch, Change rows
+        left what the index holds untouched (core/rowcopies.py: same epoch, Change rows
         in between, each an update naming only fields the index does not hold), else None."""
         (epoch, old), (new_epoch, new) = rowcopies.parse(built[0]), rowcopies.parse(token)
         if self.uncarried == built[0]:

@@ -6,66 +6,24 @@ listed in .env.example and the README.
 """
 
 import base64
-import binascii
 import hashlib
-import json
 import os
-import zlib
 from pathlib import Path
 
-import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
+from core.env import (
+    database_from_url as env_database,
+)
+from core.env import (
+    env_bool,
+    env_int,
+    env_list,
+    env_str_map,
+    refuse_unsafe_production,
+)
+
 BASE_DIR = Path(__file__).resolve().parent.parent
-
-_TRUE = {"1", "true", "yes", "on"}
-_FALSE = {"0", "false", "no", "off", ""}
-
-
-def env_bool(name: str, default: bool) -> bool:
-    raw = os.environ.get(name)
-    if raw is None:
-        return default
-    value = raw.strip().lower()
-    if value in _TRUE:
-        return True
-    if value in _FALSE:
-        return False
-    raise ImproperlyConfigured(f"{name} must be one of 1/0/true/false/yes/no/on/off, not {raw!r}")
-
-
-def env_int(name: str, default: int) -> int:
-    raw = os.environ.get(name)
-    if raw is None or raw.strip() == "":
-        return default
-    try:
-        return int(raw)
-    except ValueError:
-        raise ImproperlyConfigured(f"{name} must be a whole number, not {raw!r}") from None
-
-
-def env_str_map(name: str) -> dict[str, str]:
-    """A JSON object of strings to strings, e.g. {"stripe": "https://stripe.internal"}."""
-    raw = os.environ.get(name, "").strip()
-    if not raw:
-        return {}
-    try:
-        value = json.loads(raw)
-    except ValueError:
-        raise ImproperlyConfigured(f"{name} must be a JSON object, not {raw!r}") from None
-    if not isinstance(value, dict) or not all(
-        isinstance(k, str) and isinstance(v, str) for k, v in value.items()
-    ):
-        raise ImproperlyConfigured(f"{name} must be a JSON object of strings to strings")
-    return value
-
-
-def env_list(name: str, default: list[str]) -> list[str]:
-    raw = os.environ.get(name)
-    if raw is None:
-        return default
-    return [item.strip() for item in raw.split(",") if item.strip()]
-
 
 # "production" is explicit, never guessed from other variables: CI and `make test` run against
 # PostgreSQL without a secret key, and must keep working with no environment at all.
@@ -90,64 +48,19 @@ PROVIDER_KEY_ENCRYPTION_KEYS = env_list("PROVIDER_KEY_ENCRYPTION_KEYS", [])
 SITE_URL = os.environ.get("SITE_URL", "").rstrip("/")
 
 
-def secret_key_is_strong(key: str) -> bool:
-    """At least 50 characters that are not a repetition: enough distinct characters, and a text
-    that does not compress (`'a' * 62 + 'bcde'` or a short word repeated both fail)."""
-    return (
-        len(key) >= 50
-        and len(set(key)) >= 10
-        and len(zlib.compress(key.encode(), 9)) >= 0.85 * len(key.encode())
-    )
-
-
-def _is_fernet_key(key: str) -> bool:
-    try:
-        return len(base64.urlsafe_b64decode(key.encode())) == 32
-    except (ValueError, binascii.Error):
-        return False
-
-
 if PRODUCTION:
-    # Refuse to start rather than run with a setting that is public in this repository or
-    # guessed from the request.
-    if SECRET_KEY == DEV_SECRET_KEY or SECRET_KEY.startswith("django-insecure"):
-        raise ImproperlyConfigured("DJANGO_ENV=production needs a real DJANGO_SECRET_KEY.")
-    if not secret_key_is_strong(SECRET_KEY):
-        raise ImproperlyConfigured(
-            "DJANGO_SECRET_KEY is too weak: use at least 50 random characters, e.g. "
-            "python -c 'import secrets; print(secrets.token_urlsafe(64))'."
-        )
-    if DEBUG:
-        raise ImproperlyConfigured("DJANGO_DEBUG must be off when DJANGO_ENV=production.")
-    if not PROVIDER_KEY_ENCRYPTION_KEYS:
-        raise ImproperlyConfigured(
-            "DJANGO_ENV=production needs PROVIDER_KEY_ENCRYPTION_KEYS (Fernet keys, "
-            "comma-separated): without it provider keys would be encrypted with the public "
-            "development key."
-        )
-    if DEV_PROVIDER_KEY_ENCRYPTION_KEY in PROVIDER_KEY_ENCRYPTION_KEYS:
-        raise ImproperlyConfigured(
-            "PROVIDER_KEY_ENCRYPTION_KEYS holds the public development key; generate a new one "
-            "with python -c 'from cryptography.fernet import Fernet; "
-            "print(Fernet.generate_key().decode())'."
-        )
-    if not all(_is_fernet_key(key) for key in PROVIDER_KEY_ENCRYPTION_KEYS):
-        raise ImproperlyConfigured(
-            "PROVIDER_KEY_ENCRYPTION_KEYS must be Fernet keys (32 url-safe base64 bytes)."
-        )
-    if not os.environ.get("DJANGO_ALLOWED_HOSTS", "").strip():
-        raise ImproperlyConfigured(
-            "DJANGO_ENV=production needs DJANGO_ALLOWED_HOSTS (the host names served)."
-        )
-    if not SITE_URL.startswith(("https://", "http://")):
-        raise ImproperlyConfigured(
-            "DJANGO_ENV=production needs SITE_URL, the public address (https://...), for the "
-            "links in answers and e-mails."
-        )
+    refuse_unsafe_production(
+        secret_key=SECRET_KEY,
+        dev_secret_key=DEV_SECRET_KEY,
+        debug=DEBUG,
+        provider_keys=PROVIDER_KEY_ENCRYPTION_KEYS,
+        dev_provider_key=DEV_PROVIDER_KEY_ENCRYPTION_KEY,
+        site_url=SITE_URL,
+    )
 
 # HTTPS behind a TLS-terminating proxy (on by default in production): redirect plain HTTP,
 # secure cookies and HSTS. X-Forwarded-Proto is believed only from TRUSTED_PROXIES
-# (openstartup/proxies.py; gunicorn's forwarded_allow_ips is the same list), never from any
+# (core/proxies.py; gunicorn's forwarded_allow_ips is the same list), never from any
 # peer as Django's SECURE_PROXY_SSL_HEADER would.
 SECURE = env_bool("DJANGO_SECURE", PRODUCTION)
 if SECURE:
@@ -192,7 +105,7 @@ READ_CACHE_SECONDS = env_int("READ_CACHE_SECONDS", 300)
 # worker prunes older ones. A consumer must read the feed at least this often.
 CHANGE_RETENTION_DAYS = env_int("CHANGE_RETENTION_DAYS", 90)
 # Each process keeps the data generation token in memory, current through PostgreSQL's
-# LISTEN/NOTIFY, so a cached anonymous answer sends no query (openstartup/tokenwatch.py).
+# LISTEN/NOTIFY, so a cached anonymous answer sends no query (core/tokenwatch.py).
 # PostgreSQL only, never behind PGBOUNCER_TRANSACTION_MODE; 0 reads the token on every request.
 READ_TOKEN_WATCH = env_bool("READ_TOKEN_WATCH", True)
 # The rank index (startups/rankindex.py: list totals and ranks by binary search, kept per
@@ -239,34 +152,36 @@ INSTALLED_APPS = [
     "founders",
     "billing",
     "transparency",
-    "webhooks",  # above every other app: nothing imports it
+    "webhooks",
+    "demo",
+    "web",  # the HTML site: above every domain app, nothing but the roof imports it
 ]
 
 MIDDLEWARE = [
     # First: every response carries X-Request-Id, and errors and logs name it.
-    "openstartup.requestid.RequestIdMiddleware",
-    # Then the request's database deadline covers everything below (openstartup/dbdeadline.py).
-    "openstartup.dbdeadline.DatabaseDeadlineMiddleware",
+    "core.requestid.RequestIdMiddleware",
+    # Then the request's database deadline covers everything below (core/dbdeadline.py).
+    "core.dbdeadline.DatabaseDeadlineMiddleware",
     # Before SecurityMiddleware: the scheme (https behind a trusted proxy) decides redirects.
-    "openstartup.proxies.TrustedProxySchemeMiddleware",
+    "core.proxies.TrustedProxySchemeMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "corsheaders.middleware.CorsMiddleware",
     # Session, authentication and messages: Django's, for the site's pages only (the API
-    # authenticates by key and never reads them; openstartup/middleware.py).
-    "openstartup.middleware.SessionMiddleware",
+    # authenticates by key and never reads them; core/middleware.py).
+    "core.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
-    "openstartup.middleware.AuthenticationMiddleware",
-    "openstartup.middleware.MessageMiddleware",
+    "core.middleware.AuthenticationMiddleware",
+    "core.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    "openstartup.csp.ContentSecurityPolicyMiddleware",
-    "openstartup.middleware.ApiHeadersMiddleware",
+    "core.csp.ContentSecurityPolicyMiddleware",
+    "core.middleware.ApiHeadersMiddleware",
     "quota.headers.QuotaHeadersMiddleware",
     # Inside QuotaHeadersMiddleware, so its 429s carry the X-Service-* headers like any answer.
-    "openstartup.ratelimit.FairUseMiddleware",
+    "apikeys.ratelimit.FairUseMiddleware",
     # Last, so it is the first to see a view's exception: a database outage becomes a 503.
-    "openstartup.middleware.DatabaseUnavailableMiddleware",
+    "core.middleware.DatabaseUnavailableMiddleware",
 ]
 
 ROOT_URLCONF = "openstartup.urls"
@@ -304,7 +219,7 @@ DATABASES = {
 # Database deadlines (docs/deployment.md): connecting gives up after DB_CONNECT_TIMEOUT seconds
 # (long enough for a slow handshake, which takes several round trips); a web request's database
 # work, and each statement on the server, after DB_REQUEST_DEADLINE_SECONDS
-# (openstartup/dbdeadline.py). Either way the answer is a 503 with Retry-After. 0 turns the
+# (core/dbdeadline.py). Either way the answer is a 503 with Retry-After. 0 turns the
 # request deadline off.
 DB_CONNECT_TIMEOUT = env_int("DB_CONNECT_TIMEOUT", 5)
 DB_REQUEST_DEADLINE_SECONDS = env_int("DB_REQUEST_DEADLINE_SECONDS", 5)
@@ -312,54 +227,24 @@ PGBOUNCER_TRANSACTION_MODE = env_bool("PGBOUNCER_TRANSACTION_MODE", False)
 
 
 def database_from_url(url: str) -> dict:
-    """One DATABASES entry from any URL dj-database-url knows (postgres:// in production,
-    sqlite:///path too); the PostgreSQL-only options go to PostgreSQL only."""
-    database = dj_database_url.parse(
-        url, conn_max_age=env_int("DB_CONN_MAX_AGE", 60), conn_health_checks=True
+    """One DATABASES entry from a URL, under this module's deadlines (core/env.py)."""
+    return env_database(
+        url, connect_timeout=DB_CONNECT_TIMEOUT, pgbouncer=PGBOUNCER_TRANSACTION_MODE
     )
-    options = database.setdefault("OPTIONS", {})
-    if database["ENGINE"] == "django.db.backends.postgresql":
-        # Django's backend, with connecting bounded by the request's deadline too.
-        database["ENGINE"] = "openstartup.postgresql"
-        # Fail fast when PostgreSQL is unreachable instead of hanging the worker: a refused or
-        # silent connect gives up after DB_CONNECT_TIMEOUT seconds, and a server that vanishes
-        # mid-query is noticed by TCP (keepalives, unacknowledged sends) or, sooner, by the
-        # request deadline.
-        options.setdefault("connect_timeout", DB_CONNECT_TIMEOUT)
-        options.setdefault("keepalives", 1)
-        options.setdefault("keepalives_idle", 5)
-        options.setdefault("keepalives_interval", 2)
-        options.setdefault("keepalives_count", 2)
-        options.setdefault("tcp_user_timeout", DB_CONNECT_TIMEOUT * 2000)
-        if PGBOUNCER_TRANSACTION_MODE:
-            # Behind PgBouncer in transaction mode a session is not ours between transactions:
-            # no server-side (named) cursors and no prepared statements.
-            database["DISABLE_SERVER_SIDE_CURSORS"] = True
-            options["prepare_threshold"] = None
-        else:
-            # psycopg's own default (Django turns it off): a statement is prepared on its
-            # 5th use. Only the hot statements sent through `prepared_cursor` bind on the
-            # server and so can be; the ORM's client-side binding never prepares.
-            options.setdefault("prepare_threshold", 5)
-    elif database["ENGINE"] == "django.db.backends.sqlite3":
-        # As the built-in SQLite database: writers queue for the lock instead of failing.
-        options.setdefault("transaction_mode", "IMMEDIATE")
-        options.setdefault("timeout", 20)
-    return database
 
 
 if database_url := os.environ.get("DATABASE_URL"):
     DATABASES["default"] = database_from_url(database_url)
-# Read replica for the dataset reads (list and detail); see openstartup/routers.py and
+# Read replica for the dataset reads (list and detail); see core/routers.py and
 # docs/deployment.md. Counters, keys and accounts always use the primary. In tests the replica
 # alias mirrors the primary.
 if replica_url := os.environ.get("DATABASE_REPLICA_URL"):
     DATABASES["replica"] = database_from_url(replica_url)
     DATABASES["replica"]["TEST"] = {"MIRROR": "default"}
-DATABASE_ROUTERS = ["openstartup.routers.ReplicaRouter"]
+DATABASE_ROUTERS = ["core.routers.ReplicaRouter"]
 # The replica serves a request only when it has replayed every write the primary had; it is
 # skipped for REPLICA_BREAKER_SECONDS when down, slower than REPLICA_CHECK_SECONDS to answer
-# its check, or lagging more than REPLICA_MAX_LAG_SECONDS (openstartup/replica.py).
+# its check, or lagging more than REPLICA_MAX_LAG_SECONDS (core/replica.py).
 REPLICA_MAX_LAG_SECONDS = float(os.environ.get("REPLICA_MAX_LAG_SECONDS") or 1)
 REPLICA_CHECK_SECONDS = float(os.environ.get("REPLICA_CHECK_SECONDS") or 2)
 REPLICA_BREAKER_SECONDS = env_int("REPLICA_BREAKER_SECONDS", 5)
@@ -379,7 +264,7 @@ def redis_cache(url: str) -> dict:
             # A cache outage must not take the API down: misses are served from the database,
             # a dead or silent Redis costs at most REDIS_TIMEOUT_MS per call, and after a
             # failure the breaker skips Redis for REDIS_BREAKER_SECONDS (cachebreaker.py).
-            "CLIENT_CLASS": "openstartup.cachebreaker.BreakerClient",
+            "CLIENT_CLASS": "core.cachebreaker.BreakerClient",
             "IGNORE_EXCEPTIONS": True,
             "SOCKET_CONNECT_TIMEOUT": REDIS_TIMEOUT_MS / 1000,
             "SOCKET_TIMEOUT": REDIS_TIMEOUT_MS / 1000,
@@ -416,7 +301,7 @@ SIGNUPS_PER_ADDRESS_PER_HOUR = env_int("SIGNUPS_PER_ADDRESS_PER_HOUR", 5)
 EMAIL_CONFIRMATION_MAX_AGE_SECONDS = env_int("EMAIL_CONFIRMATION_MAX_AGE_SECONDS", 3 * 86400)
 # Fair use: requests per minute per caller (account with a key, else client address) on the
 # API surfaces and public pages, as a token bucket with a burst of the same size
-# (openstartup/ratelimit.py). 0 turns it off (load tests, the test suite).
+# (apikeys/ratelimit.py). 0 turns it off (load tests, the test suite).
 FAIR_USE_REQUESTS_PER_MINUTE = env_int("FAIR_USE_REQUESTS_PER_MINUTE", 120)
 
 # E-mail (confirmation links, sign-up notices). Without EMAIL_HOST, messages are printed to
@@ -494,13 +379,13 @@ CORS_EXPOSE_HEADERS = [
 ]
 
 REST_FRAMEWORK = {
-    "DEFAULT_RENDERER_CLASSES": ["openstartup.renderers.CamelCaseJSONRenderer"],
+    "DEFAULT_RENDERER_CLASSES": ["core.renderers.CamelCaseJSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
-    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "openstartup.renderers.JSONOnlyNegotiation",
+    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "core.renderers.JSONOnlyNegotiation",
     "DEFAULT_AUTHENTICATION_CLASSES": ["apikeys.authentication.ApiKeyAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": [],
     "UNAUTHENTICATED_USER": None,
-    "EXCEPTION_HANDLER": "openstartup.errors.api_exception_handler",
+    "EXCEPTION_HANDLER": "core.errors.api_exception_handler",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
 }
 
@@ -509,7 +394,7 @@ REST_FRAMEWORK = {
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DATA_UPLOAD_MAX_MEMORY_SIZE", 1_048_576)
 
 # OpenAPI 3.1 for /api/v1 and /api/ai, generated from the views and serializers that serve
-# them (openstartup/openapi.py). Served at /api/v1/openapi.json, rendered at /docs.
+# them (core/openapi.py). Served at /api/v1/openapi.json, rendered at /docs.
 SPECTACULAR_SETTINGS = {
     "TITLE": "OpenStartup API",
     "DESCRIPTION": (
@@ -526,15 +411,15 @@ SPECTACULAR_SETTINGS = {
     "SERVERS": [{"url": "/", "description": "The server this document was fetched from."}],
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": False,
-    "PREPROCESSING_HOOKS": ["openstartup.openapi.only_public_api"],
+    "PREPROCESSING_HOOKS": ["core.openapi.only_public_api"],
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
-        "openstartup.openapi.camelize_rest_components",
-        "openstartup.openapi.close_objects",
-        "openstartup.openapi_fieldsets.sparse_fieldsets",
-        "openstartup.openapi.describe_head_and_options",
-        "openstartup.openapi.describe_server_limits",
-        "openstartup.openapi_tags.describe_tags",
+        "core.openapi.camelize_rest_components",
+        "core.openapi.close_objects",
+        "core.openapi_fieldsets.sparse_fieldsets",
+        "core.openapi.describe_head_and_options",
+        "core.openapi.describe_server_limits",
+        "core.openapi_tags.describe_tags",
         "webhooks.schema.document_webhooks",
     ],
     "SWAGGER_UI_DIST": "SIDECAR",
@@ -551,8 +436,8 @@ LOGGING = {
         "plain": {"format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"}
     },
     "filters": {
-        "once_a_minute": {"()": "openstartup.logs.OncePerInterval", "seconds": 60},
-        "request_id": {"()": "openstartup.requestid.RequestIdFilter"},
+        "once_a_minute": {"()": "core.logs.OncePerInterval", "seconds": 60},
+        "request_id": {"()": "core.requestid.RequestIdFilter"},
     },
     "handlers": {
         "console": {

@@ -5,20 +5,21 @@ from drf_spectacular.renderers import OpenApiJsonRenderer2
 from drf_spectacular.views import SpectacularAPIView
 
 from aisurface import views as ai_views
+from core import health
+from core.converters import AnyTextConverter
+from core.docs_page import ApiReferenceView
 from mcpserver import views as mcp_views
-from openstartup import health
-from openstartup.converters import AnyTextConverter
-from openstartup.docs_page import ApiReferenceView
-from startups import feed_views, pages
+from startups import feed_views
 from startups import views as startup_views
 from transparency import views as log_views
+from web import llms, pages
 from webhooks import api as webhook_api
 
 register_converter(AnyTextConverter, "anytext")
 
-handler400 = "openstartup.errors.handler400"
-handler404 = "openstartup.errors.handler404"
-handler500 = "openstartup.errors.handler500"
+handler400 = "core.errors.handler400"
+handler404 = "core.errors.handler404"
+handler500 = "core.errors.handler500"
 
 urlpatterns = [
     # Probes for load balancers: no authentication, no allowance spent.
@@ -92,7 +93,7 @@ urlpatterns = [
     # Exactly /api/mcp (a trailing slash is served too, never redirected: clients do not follow
     # redirects on POST).
     re_path(r"^api/mcp/?$", mcp_views.mcp_endpoint, name="mcp"),
-    path("llms.txt", ai_views.llms_txt_view, name="llms-txt"),
+    path("llms.txt", llms.llms_txt_view, name="llms-txt"),
     # The OpenAPI 3.1 document (generated from the views and serializers) and its docs pages.
     # Public and key-less: a wrong key must not hide the contract.
     path(
@@ -121,7 +122,7 @@ urlpatterns = [
     ),
     path("admin/", admin.site.urls),
     path("", include("accounts.urls")),
-    path("", include("apikeys.urls")),
+    path("", include("web.urls")),
     path("", include("founders.urls")),
     path("", include("billing.urls")),
     path("", include("webhooks.urls")),

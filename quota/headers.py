@@ -16,9 +16,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
 
-from openstartup.errors import InvalidApiKey
-from openstartup.formats import iso_timestamp, month_start
-from openstartup.surfaces import is_rest
+from core.errors import InvalidApiKey
+from core.formats import iso_timestamp, month_start
+from core.surfaces import is_rest
 from quota.callers import caller_for, request_caller
 from quota.services import (
     Caller,

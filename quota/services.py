@@ -30,9 +30,9 @@ from django.db.models import F, QuerySet
 from django.http import HttpResponse
 from django.utils import timezone
 
-from openstartup.errors import QuotaExceeded
-from openstartup.formats import iso_timestamp, month_start
-from openstartup.postgresql import prepared_cursor
+from core.errors import QuotaExceeded
+from core.formats import iso_timestamp, month_start
+from core.postgresql import prepared_cursor
 from quota.models import MonthlyUsage, QuotaHold
 from quota.plans import PlanLimits
 

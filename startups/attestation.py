@@ -24,8 +24,8 @@ from django.http import HttpRequest
 from joserfc import jws
 from joserfc.jwk import OKPKey
 
-from openstartup.formats import iso_timestamp, site_url
-from openstartup.renderers import camelize
+from core.formats import iso_timestamp, site_url
+from core.renderers import camelize
 from startups.models import Startup
 from startups.serializers import VerificationSerializer, verification_of
 

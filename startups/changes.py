@@ -6,7 +6,7 @@ import) ends with `startup_change_record` (or `startups_change_record` for many 
 the write's own transaction. That one call:
 
 1. replaces the read cache's data token with `<epoch>.<highest sequence written>` (the
-   epoch of the token it replaces: openstartup/rowcopies.py), so a process that applied the
+   epoch of the token it replaces: core/rowcopies.py), so a process that applied the
    sequence below drops only the copies of the startups named by the rows in between. No
    module but this one and the read cache bumps the data token (tests/test_changes.py checks
    the source), so the token and the sequence always move together;
@@ -29,7 +29,8 @@ from django.conf import settings
 from django.db import connections
 from django.utils import timezone
 
-from openstartup import readcache, rowcopies
+from core import rowcopies
+from openstartup import readcache
 from startups.models import Change, Startup, Verification
 
 CREATED, UPDATED = Change.Kind.CREATED, Change.Kind.UPDATED
@@ -81,12 +82,12 @@ WRITE_PATHS = (
     "verification.services.revenue_sync",
     "verification.services.provider_connection_disconnect",
     "startups.history.revenue_snapshot_record",
-    "startups.admin.StartupAdmin.save_model",
-    "startups.admin.StartupAdmin.save_related",
-    "startups.admin.StartupAdmin.delete_model",
-    "startups.admin.StartupAdmin.delete_queryset",
+    "web.admin.StartupAdmin.save_model",
+    "web.admin.StartupAdmin.save_related",
+    "web.admin.StartupAdmin.delete_model",
+    "web.admin.StartupAdmin.delete_queryset",
     "startups.imports.startups_import",
-    "startups.demo.seed_demo",
+    "demo.seed.seed_demo",
 )
 
 

@@ -19,7 +19,7 @@ import orjson
 from django.conf import settings
 from django.utils import timezone
 
-from openstartup.cursors import cursor_open, cursor_seal
+from core.cursors import cursor_open, cursor_seal
 from startups.changes import TOMBSTONES
 from startups.models import Change, Startup
 from startups.selectors import list_rows

@@ -6,10 +6,10 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from openstartup.cursors import MAX_CURSOR, cursor_sent
-from openstartup.errors import CursorExpired, InvalidCursor
-from openstartup.formats import iso_timestamp
-from openstartup.openapi import CURSOR_EXPIRED, INVALID_CURSOR, rest_operation
+from core.cursors import MAX_CURSOR, cursor_sent
+from core.errors import CursorExpired, InvalidCursor
+from core.formats import iso_timestamp
+from core.openapi import CURSOR_EXPIRED, INVALID_CURSOR, rest_operation
 from quota.callers import request_caller
 from quota.plans import FREE, PRO
 from startups.feed import change_feed, feed_cursor, feed_position, position_expired

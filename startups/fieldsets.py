@@ -8,7 +8,7 @@ from functools import cache
 
 from rest_framework import serializers
 
-from openstartup.renderers import camel_key
+from core.renderers import camel_key
 
 MAX_NAMES = 50
 

@@ -3,7 +3,7 @@
 The REST list, its export, the history, the public /startups/ page and /api/ai/discovery declare
 their query parameters with these (invalid parameters are ignored and named in `meta.warnings`,
 never refused). `openapi` on each field is what the OpenAPI document says about the parameter
-(openstartup/openapi.py `LenientFieldSchema`).
+(core/openapi.py `LenientFieldSchema`).
 """
 
 import math

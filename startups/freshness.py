@@ -12,7 +12,7 @@ from django.http import HttpRequest
 from django.urls import reverse
 from django.utils import timezone
 
-from openstartup.formats import site_url
+from core.formats import site_url
 from startups.models import Startup, Verification
 
 OK, STALE, KEY_REVOKED, ERROR = "ok", "stale", "key_revoked", "error"

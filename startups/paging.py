@@ -12,7 +12,7 @@ from django.http import QueryDict
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from openstartup.formats import iso_timestamp, site_url
+from core.formats import iso_timestamp, site_url
 from quota.headers import quota_meta
 from quota.plans import AppliedLimit, PlanLimits, apply_limit, remaining_notice
 from quota.services import QuotaStatus, Reservation

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from django.utils.html import escape as html_escape
 
-from openstartup.escaping import markdown_text, markdown_url, xml_text
+from core.escaping import markdown_text, markdown_url, xml_text
 
 CHART_WIDTH, CHART_HEIGHT = 640, 220
 CHART_TOP, CHART_BOTTOM, CHART_LEFT = 30, 34, 8

@@ -16,7 +16,7 @@ from django.db.models.lookups import IsNull
 from django.utils import timezone
 from django.utils.text import slugify
 
-from openstartup.cursors import cursor_open, cursor_seal
+from core.cursors import cursor_open, cursor_seal
 from startups.models import Founder, MonthlyRevenue, Social, Startup, Verification
 
 Sort = Literal["mrr-desc", "mrr-asc", "name-asc", "name-desc", "growth-desc", "updated-desc"]

@@ -2,14 +2,25 @@
 by which provider, self-reported, or demo), the freshness status when it is not `ok`, and the
 founders shown (the same on the list and the profile)."""
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
 from startups.freshness import OK, status_of
 from startups.models import Founder, Startup
-from verification.providers import PROVIDERS
 
 DEMO = "demo"
+
+# The providers' names as people know them, by provider name: verification knows its providers
+# and registers them here from its apps.py (the dataset sits below verification).
+PROVIDER_TITLES: dict[str, str] = {}
+
+
+def provider_titles_register(titles: Mapping[str, str]) -> None:
+    """Add providers' display titles (called by VerificationConfig.ready)."""
+    PROVIDER_TITLES.update(titles)
+
+
 STATUS_LABELS = {"stale": "Stale", "key_revoked": "Key revoked", "error": "Sync failing"}
 # `revenue.source` on every API surface, by Trust.kind.
 SOURCES = {"verified": "verified", "self": "self_reported", "demo": "demo"}
@@ -44,8 +55,8 @@ class Trust:
     @property
     def provider_title(self) -> str:
         """The provider's name as people know it ("Lemon Squeezy")."""
-        provider = PROVIDERS.get(self.provider or "")
-        return provider.title if provider else (self.provider or "").capitalize()
+        name = self.provider or ""
+        return PROVIDER_TITLES[name] if name in PROVIDER_TITLES else name.capitalize()
 
     @property
     def status_label(self) -> str:

@@ -18,8 +18,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from openstartup.errors import NotFound, ProRequired
-from openstartup.openapi import (
+from core.errors import NotFound, ProRequired
+from core.openapi import (
     CONTENT_ENCODING,
     INVALID_CURSOR,
     LINK,
@@ -30,8 +30,8 @@ from openstartup.openapi import (
     error_responses,
     rest_operation,
 )
+from core.renderers import CamelCaseJSONRenderer, camelize
 from openstartup.readcache import startup_page, startup_profile_json
-from openstartup.renderers import CamelCaseJSONRenderer, camelize
 from quota.callers import request_caller
 from quota.headers import QuotaHeadersMixin
 from quota.plans import PRO
@@ -41,18 +41,20 @@ from startups.freshness import METHODOLOGY_VERSION, METHODOLOGY_VERSIONS
 from startups.history import revenue_history
 from startups.methodology import methodology_html
 from startups.paging import metered_envelope, page_request, paginated_response
+from startups.params import (
+    HistoryFilterSerializer,
+    StartupExportFilterSerializer,
+    StartupFilterSerializer,
+)
 from startups.selectors import category_counts, startup_export, startup_get
 from startups.serializers import (
     AttestationEnvelopeSerializer,
     CategoryCountSerializer,
     CategoryListSerializer,
-    HistoryFilterSerializer,
     HistoryPageSerializer,
     SnapshotSerializer,
     StartupDetailSerializer,
     StartupEnvelopeSerializer,
-    StartupExportFilterSerializer,
-    StartupFilterSerializer,
     StartupListSerializer,
     StartupPageSerializer,
     verification_of,

@@ -4,7 +4,7 @@ import pytest
 from django.core.handlers.base import BaseHandler
 from rest_framework.test import APIClient
 
-from openstartup.ratelimit import fair_use_reset
+from apikeys.ratelimit import fair_use_reset
 from tests.caches import clear_caches
 from tests.contract import violations_of
 from tests.factories import make_api_key

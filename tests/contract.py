@@ -14,7 +14,7 @@ from drf_spectacular.generators import SchemaGenerator
 from drf_spectacular.renderers import OpenApiJsonRenderer
 from jsonschema import Draft202012Validator
 
-from openstartup.openapi_fieldsets import SPARSE_SCHEMA
+from core.openapi_fieldsets import SPARSE_SCHEMA
 
 CHECKED_PREFIXES = ("/api/v1/", "/api/ai/")
 # The document itself is not described by the document.

@@ -2,7 +2,7 @@
 
 An answer asked for with `fields=` (sparse fieldsets) carries only the fields named: its body
 is the schema that the documented answer names in `x-sparse-fieldset-schema`, not the exact
-default one (openstartup.openapi.sparse_fieldsets). Every other answer is checked by
+default one (core.openapi.sparse_fieldsets). Every other answer is checked by
 schemathesis' own `response_schema_conformance`.
 """
 

@@ -10,7 +10,7 @@ from accounts.models import User
 from apikeys import keys
 from apikeys.models import ApiKey, Subscription
 from apikeys.services import api_key_authenticate
-from openstartup.errors import InvalidApiKey
+from core.errors import InvalidApiKey
 from tests.factories import bearer, make_account, make_api_key, make_startups, make_subscription
 
 LIST = "/api/v1/startups"

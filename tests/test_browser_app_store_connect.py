@@ -5,7 +5,7 @@ breaks, still connects and verifies against the local fake Apple."""
 
 from datetime import UTC, datetime, timedelta
 
-from openstartup.formats import month_start
+from core.formats import month_start
 from tests.factories import PASSWORD, make_account, make_startup
 from tests.test_browser import CHROMIUM, page  # noqa: F401 - the Chromium page fixture
 from tests.test_verification_app_store_connect import (

@@ -249,12 +249,12 @@ SCENARIOS = {
     "verification.services.revenue_sync": drive_revenue_sync,
     "verification.services.provider_connection_disconnect": drive_provider_connection_disconnect,
     "startups.history.revenue_snapshot_record": drive_revenue_snapshot_record,
-    "startups.admin.StartupAdmin.save_model": drive_admin_save,
-    "startups.admin.StartupAdmin.save_related": drive_admin_edit,
-    "startups.admin.StartupAdmin.delete_model": drive_admin_delete,
-    "startups.admin.StartupAdmin.delete_queryset": drive_admin_delete_queryset,
+    "web.admin.StartupAdmin.save_model": drive_admin_save,
+    "web.admin.StartupAdmin.save_related": drive_admin_edit,
+    "web.admin.StartupAdmin.delete_model": drive_admin_delete,
+    "web.admin.StartupAdmin.delete_queryset": drive_admin_delete_queryset,
     "startups.imports.startups_import": drive_import,
-    "startups.demo.seed_demo": drive_seed_demo,
+    "demo.seed.seed_demo": drive_seed_demo,
 }
 
 

@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from openstartup.escaping import web_url
+from core.escaping import web_url
 from tests.factories import make_account, make_api_key, make_founder, make_social, make_startup
 
 INLINE_SCRIPT = re.compile(r"<script(?![^>]*\bsrc=)(?![^>]*type=\"application/(ld\+)?json\")[^>]*>")

@@ -11,7 +11,7 @@ from urllib.parse import unquote
 import pytest
 from markdown_it import MarkdownIt
 
-from openstartup.escaping import markdown_text, markdown_url, plain_text, xml_text
+from core.escaping import markdown_text, markdown_url, plain_text, xml_text
 from tests.factories import make_founder, make_social, make_startup, make_verification
 
 SVG = "{http://www.w3.org/2000/svg}"

@@ -20,7 +20,7 @@ import pytest
 from django.db import connection
 from django.test import Client
 
-from openstartup.logs import OncePerInterval
+from core.logs import OncePerInterval
 from openstartup.settings import redis_cache
 from tests.factories import make_ai_startup, make_api_key, make_startup, make_subscription
 from tests.processes import run_to_the_end, skip_behind_pgbouncer
@@ -727,7 +727,7 @@ def test_the_deadline_thread_is_not_woken_by_every_request_yet_fires_a_sooner_de
     """Every request arms a deadline; waking the watchdog thread for each one cost a thread
     switch per request (a quarter of the cheapest requests' throughput). Only a deadline
     sooner than the one the thread sleeps until wakes it."""
-    from openstartup.dbdeadline import _Watch, _Watchdog
+    from core.dbdeadline import _Watch, _Watchdog
 
     class Unconnected:
         connection = None

@@ -15,7 +15,7 @@ from django.core.management import call_command
 from django.test import Client, RequestFactory
 
 from apikeys.models import ApiKey
-from openstartup.errors import handler500
+from core.errors import handler500
 from quota.models import MonthlyUsage
 from startups.models import Startup
 from tests.factories import (

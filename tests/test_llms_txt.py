@@ -7,9 +7,9 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, resolve, reverse
 from llms_txt import parse_llms_file
 
-from aisurface.llms import HIDDEN_ROUTES, ROUTE_DOCS, SECTIONS, public_routes
 from mcpserver.tools import TOOLS
 from quota.plans import FREE, PRO
+from web.llms import HIDDEN_ROUTES, ROUTE_DOCS, SECTIONS, public_routes
 
 
 @pytest.fixture
@@ -113,7 +113,7 @@ def test_every_link_answers_a_get(text):
 
 def test_every_public_route_is_described(text):
     undocumented = {route.name for route in public_routes()} - set(ROUTE_DOCS)
-    assert not undocumented, f"add these to aisurface.llms.ROUTE_DOCS: {undocumented}"
+    assert not undocumented, f"add these to web.llms.ROUTE_DOCS: {undocumented}"
 
 
 def test_paths_come_from_the_url_configuration(text):

@@ -22,7 +22,7 @@ from aisurface.serializers import (
     AiMatchSerializer,
     AiProfileSerializer,
 )
-from openstartup.renderers import camel_key
+from core.renderers import camel_key
 from startups.models import Startup
 from startups.selectors import ai_startup_get, startup_get
 from startups.serializers import StartupDetailSerializer, StartupListSerializer

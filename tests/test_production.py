@@ -14,7 +14,7 @@ from django.contrib.auth import get_user_model
 from django.db import connections, transaction
 
 from apikeys.models import ApiKey
-from openstartup.routers import ReplicaRouter
+from core.routers import ReplicaRouter
 from quota.models import MonthlyUsage
 from startups.models import Startup
 from tests.processes import run_to_the_end

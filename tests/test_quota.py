@@ -9,7 +9,7 @@ from django.test import override_settings
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from quota.callers import client_address, client_key
+from core.clientip import client_address, client_key
 from quota.models import MonthlyUsage, QuotaHold
 from quota.plans import FREE, PRO
 from quota.services import (

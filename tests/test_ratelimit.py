@@ -10,7 +10,7 @@ from urllib.error import HTTPError
 
 import pytest
 
-from openstartup.accesslog import redact_target
+from core.accesslog import redact_target
 from tests.factories import bearer, make_ai_startup, make_api_key, make_startups
 
 LIMIT = 5
@@ -65,7 +65,7 @@ def test_the_ai_surface_mcp_and_public_pages_are_limited_too(client, limited):
         assert response.status_code == 429
         assert response.json()["error"]["code"] == "rate_limited"
         assert "Retry-After" in response
-        from openstartup.ratelimit import fair_use_reset
+        from apikeys.ratelimit import fair_use_reset
 
         fair_use_reset()
 
@@ -114,7 +114,7 @@ def test_zero_turns_the_limit_off(client, settings, db):
 
 
 def test_tokens_come_back_at_the_configured_rate(db):
-    from openstartup.ratelimit import fair_use_take
+    from apikeys.ratelimit import fair_use_take
 
     taken = [fair_use_take(identity="refill-test", capacity=120) for _ in range(121)]
     assert [d.allowed for d in taken] == [True] * 120 + [False]  # a burst of 120
@@ -125,7 +125,7 @@ def test_tokens_come_back_at_the_configured_rate(db):
 
 @pytest.mark.skipif(not os.environ.get("REDIS_URL"), reason="needs Redis (REDIS_URL)")
 def test_with_redis_the_bucket_is_shared_and_atomic(limited):
-    from openstartup.ratelimit import fair_use_take
+    from apikeys.ratelimit import fair_use_take
 
     decisions = [fair_use_take(identity="shared-test", capacity=LIMIT) for _ in range(LIMIT + 1)]
     assert [d.allowed for d in decisions] == [True] * LIMIT + [False]

@@ -348,7 +348,7 @@ def test_public_pages_are_keyed_by_the_data_token_not_kept_by_the_clock(client, 
 def test_lag_is_measured_from_the_replay_position_and_opens_the_breaker(monkeypatch, settings):
     """Lagging: a primary position seen more than REPLICA_MAX_LAG_SECONDS ago is still not
     replayed. A replica that keeps replaying what it was asked to is never called lagging."""
-    from openstartup import replica
+    from core import replica
 
     clock = [1000.0]
     monkeypatch.setattr(replica.time, "monotonic", lambda: clock[0])

@@ -1,4 +1,4 @@
-"""Per-startup copies follow the change sequence (openstartup/rowcopies.py): a change to one
+"""Per-startup copies follow the change sequence (core/rowcopies.py): a change to one
 startup drops only that startup's copies; a write the sequence does not itemise (a new epoch)
 drops them all; and answers served while writes keep coming equal the database's.
 """
@@ -8,8 +8,9 @@ import random
 import pytest
 from django.db import transaction
 
+from core import rowcopies
 from founders.services import PROFILE_FIELDS, startup_update
-from openstartup import readcache, rowcopies
+from openstartup import readcache
 from openstartup.models import Generation
 from startups.changes import startup_change_record
 from startups.models import Change, Startup

@@ -9,14 +9,8 @@ import pytest
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
-from openstartup.settings import (
-    DEV_PROVIDER_KEY_ENCRYPTION_KEY,
-    DEV_SECRET_KEY,
-    env_bool,
-    env_int,
-    env_list,
-    secret_key_is_strong,
-)
+from core.env import env_bool, env_int, env_list, secret_key_is_strong
+from openstartup.settings import DEV_PROVIDER_KEY_ENCRYPTION_KEY, DEV_SECRET_KEY
 from tests.processes import run_to_the_end
 
 
@@ -232,7 +226,7 @@ def test_postgresql_only_options_go_to_postgresql_only(tmp_path):
     assert "keepalives" not in sqlite["OPTIONS"]
     assert sqlite["OPTIONS"]["transaction_mode"] == "IMMEDIATE"
     postgres = database_from_url("postgres://u@db.example:5432/app")
-    assert postgres["ENGINE"] == "openstartup.postgresql"  # Django's, deadline-aware connect
+    assert postgres["ENGINE"] == "core.postgresql"  # Django's, deadline-aware connect
     assert postgres["OPTIONS"]["connect_timeout"] >= 5  # longer than a slow handshake
     assert postgres["OPTIONS"]["keepalives"] == 1
 

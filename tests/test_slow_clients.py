@@ -85,10 +85,10 @@ def test_an_oversized_header_field_is_refused_not_served(size):
 
 def test_the_gunicorn_config_bounds_request_sizes_and_uses_the_threaded_worker():
     config = gunicorn_config()
-    assert config["worker_class"] == "openstartup.gunicorn_worker.ThreadWorker"
+    assert config["worker_class"] == "core.gunicorn_worker.ThreadWorker"
     assert config["limit_request_line"] == "8190"
     assert config["limit_request_field_size"] == "8190"
-    assert config["logger_class"] == "openstartup.accesslog.RedactingLogger"
+    assert config["logger_class"] == "core.accesslog.RedactingLogger"
 
 
 def _keepalive_answers(port: int, count: int) -> list[bytes]:

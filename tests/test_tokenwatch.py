@@ -1,4 +1,4 @@
-"""The data token kept in memory through LISTEN/NOTIFY (openstartup/tokenwatch.py): a cached
+"""The data token kept in memory through LISTEN/NOTIFY (core/tokenwatch.py): a cached
 anonymous answer sends no query, a write committed by another process shows at once, a
 watch cut off from PostgreSQL is not trusted after MAX_LAG_SECONDS, and keyed requests
 always read the tokens themselves (a revocation never waits for the watch).
@@ -19,7 +19,8 @@ from django.db import connection
 from django.utils import timezone
 
 from apikeys.models import ApiKey
-from openstartup import readcache, tokenwatch
+from core import tokenwatch
+from openstartup import readcache
 from openstartup.models import Generation
 from startups.models import Startup
 from tests.factories import make_ai_startup, make_api_key, make_subscription
@@ -57,7 +58,7 @@ def watch(settings, monkeypatch):
     """This process's watch, on (as in production), stopped at the end of the test."""
     settings.READ_TOKEN_WATCH = True
     settings.READ_CACHE_SECONDS = 300
-    fresh = tokenwatch.TokenWatch(readcache.PRIMARY)
+    fresh = tokenwatch.TokenWatch(readcache.PRIMARY, readcache.TOKEN_WATCH.read_tokens)
     monkeypatch.setattr(readcache, "TOKEN_WATCH", fresh)
     yield fresh
     fresh.stop()

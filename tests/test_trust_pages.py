@@ -9,7 +9,7 @@ import pytest
 from django.template import Context, Template
 from django.utils import timezone
 
-from startups.demo import build_demo
+from demo.seed import build_demo
 from startups.presentation import CHART_WIDTH, revenue_chart
 from tests.factories import make_account, make_founder, make_startup, make_verification
 from verification.models import ProviderConnection

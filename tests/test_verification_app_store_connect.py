@@ -16,7 +16,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from django.core.management import call_command
 from django.test import Client
 
-from openstartup.formats import month_start
+from core.formats import month_start
 from startups.models import Startup
 from tests.factories import make_account, make_startup
 from tests.fake_server import Stream

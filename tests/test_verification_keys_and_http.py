@@ -7,7 +7,6 @@ from django.contrib.admin.sites import AdminSite
 from django.core.checks import run_checks
 from django.core.management import call_command
 
-from startups.admin import StartupAdmin
 from startups.models import Startup
 from tests.verification_fakes import stripe_routes
 from verification import crypto
@@ -15,6 +14,7 @@ from verification.admin import ProviderConnectionAdmin
 from verification.http import KeyRejected, ProviderHttp, ProviderUnavailable
 from verification.models import ProviderConnection
 from verification.services import provider_connection_connect
+from web.admin import StartupAdmin
 
 pytestmark = pytest.mark.django_db
 

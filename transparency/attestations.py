@@ -4,7 +4,7 @@ import base64
 
 from django.utils import timezone
 
-from openstartup.formats import iso_timestamp
+from core.formats import iso_timestamp
 from transparency.services import (
     inclusion_proof,
     log_append,

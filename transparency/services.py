@@ -16,7 +16,7 @@ import orjson
 from django.core.cache import cache
 from django.db import IntegrityError, connection, transaction
 
-from openstartup.formats import iso_timestamp
+from core.formats import iso_timestamp
 from startups.attestation import attestation_sign
 from transparency import merkle
 from transparency.models import LogEntry, TreeHead

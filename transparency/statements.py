@@ -10,7 +10,7 @@ to attestations later stay out unless they are figures.
 
 from functools import cache
 
-from openstartup.renderers import camel_key
+from core.renderers import camel_key
 from startups.serializers import VerificationSerializer
 
 VOLATILE = frozenset({"status", "last_synced_at", "verified_at", "methodology"})

@@ -9,8 +9,8 @@ from drf_spectacular.utils import OpenApiParameter
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from openstartup.errors import InvalidParameter
-from openstartup.openapi import INVALID_PARAMETER, rest_operation
+from core.errors import InvalidParameter
+from core.openapi import INVALID_PARAMETER, rest_operation
 from quota.callers import request_caller
 from startups.views import RestView
 from transparency.serializers import (

@@ -7,11 +7,9 @@ The first key encrypts, every key decrypts, so keys rotate by prepending a new o
 from cryptography.fernet import Fernet, InvalidToken, MultiFernet
 from django.conf import settings
 
-from openstartup.settings import DEV_PROVIDER_KEY_ENCRYPTION_KEY
-
-# DEVELOPMENT ONLY: a fixed, public key so the project runs with no environment. `manage.py check
-# --deploy` warns (verification.W001) while it is in use; production refuses to start with it.
-DEV_ENCRYPTION_KEY = DEV_PROVIDER_KEY_ENCRYPTION_KEY
+# DEVELOPMENT ONLY: settings.DEV_PROVIDER_KEY_ENCRYPTION_KEY, a fixed, public key so the project
+# runs with no environment. `manage.py check --deploy` warns (verification.W001) while it is in
+# use; production refuses to start with it. Read through django.conf: no app imports the roof.
 
 
 class UnreadableKey(Exception):
@@ -19,7 +17,7 @@ class UnreadableKey(Exception):
 
 
 def _fernet() -> MultiFernet:
-    keys = settings.PROVIDER_KEY_ENCRYPTION_KEYS or [DEV_ENCRYPTION_KEY]
+    keys = settings.PROVIDER_KEY_ENCRYPTION_KEYS or [settings.DEV_PROVIDER_KEY_ENCRYPTION_KEY]
     return MultiFernet([Fernet(key) for key in keys])
 
 

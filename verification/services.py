@@ -465,7 +465,7 @@ def _write_figures(
         "provider_reported": figures.provider_reported,
     }
     # UPDATEs, no model save: the Change row below says which startup changed, so the read
-    # cache drops only its copies (a save would start a new epoch: openstartup/rowcopies.py).
+    # cache drops only its copies (a save would start a new epoch: core/rowcopies.py).
     verification = Verification.objects.filter(startup=startup).first()
     if verification is None:
         verification = Verification.objects.create(startup=startup, **stored)

@@ -11,8 +11,8 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from openstartup.errors import ApiError, ErrorSerializer, InvalidApiKey, NotFound
-from openstartup.openapi import REST_RESPONSE_HEADERS, REST_TAG, error_responses
+from core.errors import ApiError, ErrorSerializer, InvalidApiKey, NotFound
+from core.openapi import REST_RESPONSE_HEADERS, REST_TAG, error_responses
 from quota.callers import KeyAccount
 from startups.serializers import text, timestamp, whole
 from startups.views import RestView

@@ -16,8 +16,8 @@ from django.db.models import Max
 
 from accounts.models import User
 from apikeys.services import account_plan
-from openstartup.formats import iso_timestamp, month_start
-from openstartup.renderers import camelize
+from core.formats import iso_timestamp, month_start
+from core.renderers import camelize
 from startups.attestation import attestation_payload, attestation_sign
 from startups.changes import TOMBSTONES
 from startups.feed import change_feed

@@ -1,9 +1,9 @@
 """Links from stored, third-party fields (websites, socials, founders' profiles): the rule is
-openstartup.escaping.web_url, the same one the Markdown twin uses."""
+core.escaping.web_url, the same one the Markdown twin uses."""
 
 from django import template
 
-from openstartup.escaping import web_url
+from core.escaping import web_url
 
 register = template.Library()
 register.filter("web_url", web_url)

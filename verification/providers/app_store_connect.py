@@ -27,7 +27,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
 
-from openstartup.formats import month_start
+from core.formats import month_start
 from verification.http import ProviderError, ProviderHttp
 from verification.money import Money, major_to_minor, money_add
 from verification.providers.base import (

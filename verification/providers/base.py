@@ -13,7 +13,7 @@ from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
-from openstartup.formats import month_start
+from core.formats import month_start
 from startups.models import Credential
 from verification.http import Pages, ProviderError, ProviderHttp
 from verification.money import Money, money_add
@@ -82,7 +82,7 @@ class AccountIdentity:
 def account_identity(account_id: object, *, name: object = None, url: object = None):
     """An AccountIdentity from a provider's answer, checked: a missing id stops the connect
     (ProviderError), a name is trimmed to 300 characters, `url` becomes its host."""
-    from openstartup.domains import host_of
+    from core.domains import host_of
 
     if account_id in (None, "") or isinstance(account_id, dict | list | bool):
         raise ProviderError("the provider did not say which account this key belongs to")

@@ -1,6 +1,6 @@
 """Demo: deterministic, invented figures for the demo dataset. No network, never real.
 
-The demo seed (startups/demo.py) connects its "verified" startups to this provider and syncs
+The demo seed (demo/seed.py) connects its "verified" startups to this provider and syncs
 them through the same path as real connections, so the figures are stored, snapshotted, signed
 and shown exactly like real ones, but always under the provider name `demo`: the API never
 presents them as coming from a real payment provider. Refused in production mode.

@@ -13,7 +13,7 @@ from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
 from typing import Any
 
-from openstartup.formats import month_start
+from core.formats import month_start
 from startups.models import Credential
 from verification.http import ProviderHttp
 from verification.money import money_add

@@ -18,7 +18,7 @@ from decimal import Decimal
 from typing import Any
 from urllib.parse import quote
 
-from openstartup.formats import month_start
+from core.formats import month_start
 from verification.http import Pages, ProviderError, ProviderHttp
 from verification.money import Money, major_to_minor, money_add
 from verification.providers.base import (

@@ -1,6 +1,6 @@
 """gunicorn's access log without secrets: API keys sent in the query string are redacted.
 
-The service refuses such requests (400 `api_key_in_query`, openstartup/ratelimit.py), but the
+The service refuses such requests (400 `api_key_in_query`, apikeys/ratelimit.py), but the
 access line is written for them too, so the request line and query atoms are cleaned first.
 """
 
@@ -8,7 +8,7 @@ from urllib.parse import unquote_plus
 
 from gunicorn.glogging import Logger
 
-# Query parameters taken for API keys: redacted here, refused by openstartup/ratelimit.py.
+# Query parameters taken for API keys: redacted here, refused by apikeys/ratelimit.py.
 SECRET_PARAMETERS = frozenset({"api_key", "apikey", "key", "api-key"})
 REDACTED = "[redacted]"
 

@@ -1,10 +1,10 @@
 """Django's PostgreSQL backend, two changes:
 
 - a connection opened by a web request gives up by the request's database deadline
-  (openstartup/dbdeadline.py), not only after DB_CONNECT_TIMEOUT, so a request that reconnects
+  (core/dbdeadline.py), not only after DB_CONNECT_TIMEOUT, so a request that reconnects
   to a hung or vanished server still answers 503 in time;
 - `prepared_cursor()`: a cursor that binds parameters on the server, for the few statements
-  nearly every request sends (see `openstartup.postgresql.prepared_cursor`);
+  nearly every request sends (see `core.postgresql.prepared_cursor`);
 - `prepared_rows()`: the rows of the one statement nearly every request sends, through a
   cursor kept per connection.
 """
@@ -15,7 +15,7 @@ from contextvars import ContextVar
 import psycopg.connection
 from django.db.backends.postgresql import base
 
-from openstartup import dbdeadline
+from core import dbdeadline
 
 # Seconds this thread's next connect may take, when the request's deadline leaves less than
 # libpq's whole-second, at-least-2 `connect_timeout` would (None: that timeout applies).

@@ -9,8 +9,6 @@ from django.urls import reverse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 
-from accounts.deletion import account_delete
-from apikeys.forms import AccountDeleteForm, ApiKeyCreateForm
 from apikeys.selectors import api_key_get, api_key_list
 from apikeys.services import (
     CreatedKey,
@@ -19,10 +17,12 @@ from apikeys.services import (
     api_key_revoke,
 )
 from billing.services import BillingUnavailable, billing_panel
+from core.formats import site_url
 from founders.selectors import owned_startups
-from openstartup.formats import site_url
 from quota.services import Caller, quota_status
 from verification.crypto import decrypt_key, encrypt_key
+from web.deletion import account_delete
+from web.forms import AccountDeleteForm, ApiKeyCreateForm
 
 
 @never_cache

@@ -3,7 +3,7 @@
 Enabled by DATABASE_REPLICA_URL (the settings then define a `replica` alias). Only the published
 dataset (the `startups` app: startups, founders, socials, verified revenue) is read from the
 replica, and only by a request for which the replica is up and has replayed every write the
-primary had when the request began (openstartup/replica.py); otherwise the primary. Quota
+primary had when the request began (core/replica.py); otherwise the primary. Quota
 counters, API keys, subscriptions and accounts are read and written on the primary only: an
 allowance or a revoked key must never be judged from a stale copy.
 """
@@ -11,7 +11,7 @@ allowance or a revoked key must never be judged from a stale copy.
 from django.conf import settings
 from django.db import connections, models
 
-from openstartup import replica
+from core import replica
 
 REPLICA = "replica"
 PRIMARY = "default"

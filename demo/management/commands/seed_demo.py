@@ -2,7 +2,7 @@ import time
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from startups.demo import refresh_planner_statistics, seed_demo
+from demo.seed import refresh_planner_statistics, seed_demo
 from startups.models import Startup
 
 # From this many startups on, each step of the load is reported as it starts.

@@ -4,7 +4,7 @@ from collections.abc import Callable
 
 from django.http import HttpRequest, HttpResponse
 
-from quota.callers import is_trusted_proxy
+from core.clientip import is_trusted_proxy
 
 
 class TrustedProxySchemeMiddleware:

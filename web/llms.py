@@ -8,13 +8,14 @@ The file parses with the reference `llms-txt` parser (tests/test_llms_txt.py).
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
+from django.views.decorators.http import require_safe
 
+from core.formats import site_url
 from mcpserver.arguments import DEFAULT_LIMIT, MAX_LIMIT
 from mcpserver.protocol import SUPPORTED_VERSIONS
 from mcpserver.tools import TOOLS
-from openstartup.formats import site_url
 from quota.plans import FREE, PRO
 
 # Routes that are not part of the public surface: "/" only redirects to this file; the
@@ -478,3 +479,9 @@ def llms_txt(request: HttpRequest) -> str:
         if entries:
             lines += [f"## {section}", "", *entries, ""]
     return "\n".join(lines)
+
+
+@require_safe
+def llms_txt_view(request: HttpRequest) -> HttpResponse:
+    """The llms.txt overview, generated from the URL configuration and settings."""
+    return HttpResponse(llms_txt(request), content_type="text/plain; charset=utf-8")

@@ -19,9 +19,12 @@ from django.views.decorators.cache import cache_page
 from django.views.decorators.http import require_safe
 
 from billing.templatetags.plans import pro_offer
+from core.formats import site_url
 from openstartup import readcache
-from openstartup.formats import site_url
 from openstartup.readcache import startup_page, startup_profile_json
+from startups.params import (
+    StartupFilterSerializer,
+)
 from startups.presentation import badge_embed_html, badge_svg, revenue_chart, startup_markdown
 from startups.selectors import (
     SORT_ORDERS,
@@ -31,7 +34,6 @@ from startups.selectors import (
 )
 from startups.serializers import (
     StartupDetailSerializer,
-    StartupFilterSerializer,
     StartupListSerializer,
 )
 from startups.trust import Trust, trust_by_id

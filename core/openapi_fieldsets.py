@@ -10,7 +10,7 @@ to a query parameter). tests/contract.py and tests/schemathesis_hooks.py read it
 import copy
 from typing import Any
 
-from openstartup.surfaces import REST_PREFIX
+from core.surfaces import REST_PREFIX
 
 SPARSE_SCHEMA = "x-sparse-fieldset-schema"
 

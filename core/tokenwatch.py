@@ -21,15 +21,14 @@ import math
 import os
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 import psycopg
 from django.conf import settings
 from django.db import connections
 
-from openstartup.models import generation_tokens
-
-logger = logging.getLogger(__name__)
+logger = logging.getLogger("openstartup.tokenwatch")
 
 CHANNEL = "openstartup_generation"
 APPLICATION_NAME = "openstartup-token-watch"  # the listener's session in pg_stat_activity
@@ -51,8 +50,10 @@ def available(alias: str) -> bool:
 class TokenWatch:
     """One process's watched copy of the tokens of one database alias."""
 
-    def __init__(self, alias: str):
+    def __init__(self, alias: str, read_tokens: Callable[[Any], dict[str, str]]):
+        """`read_tokens(cursor)` reads every kind's token (the read cache hands its query in)."""
         self.alias = alias
+        self.read_tokens = read_tokens
         self._lock = threading.Lock()
         self._tokens: dict[str, str] | None = None
         self._confirmed = -math.inf  # when the read that confirmed `_tokens` was sent
@@ -124,7 +125,7 @@ class TokenWatch:
             writes = self._writes
         sent = time.monotonic()
         with conn.cursor() as cursor:
-            tokens = generation_tokens(cursor)
+            tokens = self.read_tokens(cursor)
         with self._lock:
             if writes == self._writes:  # else a local write may be newer: the next beat reads
                 self._tokens, self._confirmed = tokens, sent

@@ -5,8 +5,8 @@ from django.contrib.messages import middleware as messages_middleware
 from django.contrib.sessions import middleware as sessions_middleware
 from django.http import HttpRequest, HttpResponse
 
-from openstartup.errors import database_unavailable, is_database_unavailable
-from openstartup.surfaces import is_api, is_machine_read, is_rest
+from core.errors import database_unavailable, is_database_unavailable
+from core.surfaces import is_api, is_machine_read, is_rest
 
 
 class _SiteOnly:

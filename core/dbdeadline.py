@@ -18,7 +18,7 @@ The deadline covers Django's whole middleware stack (`DatabaseDeadlineMiddleware
 MIDDLEWARE) and ends with it, however the request ends.
 
 Connecting is bounded by `DB_CONNECT_TIMEOUT` and, in a request, by what is left of the deadline
-(openstartup/postgresql: psycopg waits for the connection itself, and that wait is cut to
+(core/postgresql: psycopg waits for the connection itself, and that wait is cut to
 what the deadline leaves), so a request answers within the deadline plus a moment.
 `bounded()` gives one step (a probe of one alias, the replica check) a shorter deadline of its
 own. `/healthz` needs no database and gets no deadline.
@@ -55,7 +55,7 @@ class DeadlineExceeded(OperationalError):
 
 class _Watch:
     """One request's deadline, the connections it covers (every PostgreSQL alias) and which
-    alias the request reads the dataset from (openstartup/replica.py decides once)."""
+    alias the request reads the dataset from (core/replica.py decides once)."""
 
     __slots__ = ("expires", "wrappers", "expired", "read_alias")
 

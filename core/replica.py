@@ -6,7 +6,7 @@ Decided once per web request, on its first dataset read (`read_alias()`):
 1. Skip the replica while its breaker is open (it failed or lagged recently).
 2. Read the primary's current WAL position (`pg_current_wal_lsn()`, one cheap round trip) and
    the replica's replay position (`pg_last_wal_replay_lsn()`), the replica's query bounded by
-   REPLICA_CHECK_SECONDS (openstartup/dbdeadline.bounded: a frozen or silent replica is cut).
+   REPLICA_CHECK_SECONDS (core/dbdeadline.bounded: a frozen or silent replica is cut).
 3. The replica serves the request only when it has replayed up to that position: every write
    the primary had committed (an unpublished startup, a deleted one, a new one) is then on the
    replica too, so every surface answers from one consistent state. Otherwise the request reads
@@ -27,7 +27,7 @@ import time
 from django.conf import settings
 from django.db import DatabaseError, connections
 
-from openstartup import dbdeadline
+from core import dbdeadline
 
 PRIMARY = "default"
 REPLICA = "replica"

@@ -28,8 +28,9 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from apikeys.authentication import key_account_of
-from openstartup.accesslog import has_secret_parameter
-from openstartup.errors import (
+from core.accesslog import has_secret_parameter
+from core.clientip import client_address, client_key
+from core.errors import (
     ApiError,
     ApiKeyInQuery,
     RateLimited,
@@ -37,15 +38,14 @@ from openstartup.errors import (
     is_database_unavailable,
     mcp_api_error,
 )
-from openstartup.surfaces import is_api, is_machine_read, is_mcp_path
-from quota.callers import client_address, client_key
+from core.surfaces import is_api, is_machine_read, is_mcp_path
 from quota.headers import add_policy_items
 
 logger = logging.getLogger("openstartup.cache")  # logged at most once a minute (settings)
 
 POLICY = "fair-use"
 WINDOW_SECONDS = 60
-# Query parameters that look like an API key (openstartup/accesslog.py SECRET_PARAMETERS) are
+# Query parameters that look like an API key (core/accesslog.py SECRET_PARAMETERS) are
 # refused, so the key is not served as anonymous and the client learns to use the header.
 EXEMPT_PATHS = frozenset({"/healthz", "/readyz"})
 

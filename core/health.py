@@ -5,10 +5,10 @@ database nor Redis, so it answers while either is down or slow.
 
 `/readyz` says it can serve (readiness: take it out of rotation if not): PostgreSQL and the
 cache both answer. Each database alias is checked under its own deadline,
-READYZ_DEADLINE_SECONDS (openstartup/dbdeadline.bounded; connecting is bounded by
+READYZ_DEADLINE_SECONDS (core/dbdeadline.bounded; connecting is bounded by
 DB_CONNECT_TIMEOUT too) and the cache check is one PING with the cache's socket timeout. The
 read replica (when configured) is reported under `checks.replica` but never makes the instance
-unready: requests then read the primary (openstartup/replica.py), and a replica shared by every
+unready: requests then read the primary (core/replica.py), and a replica shared by every
 instance must not take the whole fleet out of rotation; a failed check opens the replica's
 breaker, a success closes it. Probes share nothing, so any number of concurrent probes never
 report a healthy dependency as down. The cache check always asks Redis, even while the circuit
@@ -23,9 +23,9 @@ from django.http import HttpRequest, JsonResponse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
 
-from openstartup import dbdeadline, replica
-from openstartup.cachebreaker import breaker
-from openstartup.errors import error_body
+from core import dbdeadline, replica
+from core.cachebreaker import breaker
+from core.errors import error_body
 
 
 def database_ok(alias: str = DEFAULT_DB_ALIAS) -> bool:

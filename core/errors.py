@@ -12,8 +12,8 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from rest_framework import exceptions, serializers, status
 from rest_framework.response import Response
 
-from openstartup.requestid import current_request_id
-from openstartup.surfaces import is_api, is_machine_read, is_mcp_path
+from core.requestid import current_request_id
+from core.surfaces import is_api, is_machine_read, is_mcp_path
 
 
 class ApiError(exceptions.APIException):
@@ -188,7 +188,7 @@ def _database_slow(error: BaseException | None) -> bool:
     """Slow: the database was reached (or is still being waited for) but did not answer in
     time: the request's deadline, PostgreSQL's statement timeout, or a connect timeout.
     Anything else (refused, reset, unknown host, connection lost) is "unreachable"."""
-    from openstartup import dbdeadline
+    from core import dbdeadline
 
     if dbdeadline.exceeded():
         return True

@@ -4,7 +4,7 @@ issue (forged, edited, truncated, made for another endpoint) is refused, never r
 A cursor is `base64url(payload || mac)`: the MAC is HMAC-SHA256 under SECRET_KEY (fallback keys
 too, so cursors survive a key rotation), salted with the cursor's purpose (`list`, `changes`)
 and cut to 12 bytes. Every endpoint that takes a cursor answers `400 invalid_cursor` for one it
-cannot open (openstartup/errors.py InvalidCursor); a cursor is a token, not a filter, so the
+cannot open (core/errors.py InvalidCursor); a cursor is a token, not a filter, so the
 lenient rule for query parameters does not apply to it.
 """
 

@@ -3,7 +3,7 @@
 The document is generated from the views and the serializers that serve the data. Serializers
 speak snake_case; `camelize_rest_components` renames the properties of every component that a
 /api/v1 operation reaches with the renderer's own `camel_key`, so the REST casing rule lives in
-one place (openstartup/renderers.py) for both the data and its description.
+one place (core/renderers.py) for both the data and its description.
 """
 
 import copy
@@ -22,13 +22,13 @@ from drf_spectacular.utils import (
 )
 from rest_framework.response import Response
 
-from openstartup.errors import ErrorSerializer
-from openstartup.openapi_tags import AI_TAG, REST_TAG
+from core.errors import ErrorSerializer
+from core.openapi_tags import AI_TAG, REST_TAG
 
 __all__ = ["AI_TAG", "REST_TAG"]  # the views tag their operations with these
-from openstartup.openapi_fieldsets import SPARSE_SCHEMA
-from openstartup.renderers import camel_key, camelize
-from openstartup.surfaces import AI_PREFIX, REST_PREFIX
+from core.openapi_fieldsets import SPARSE_SCHEMA
+from core.renderers import camel_key, camelize
+from core.surfaces import AI_PREFIX, REST_PREFIX
 
 
 class ApiKeyAuthenticationScheme(OpenApiAuthenticationExtension):
@@ -106,7 +106,7 @@ REST_RESPONSE_HEADERS = [
     ),
 ]
 
-# Every response, whatever its status (openstartup/requestid.py).
+# Every response, whatever its status (core/requestid.py).
 REQUEST_ID = _header(
     "X-Request-Id",
     str,
@@ -277,7 +277,7 @@ RETRY_AFTER = OpenApiParameter(
     "a request is allowed again (`rate_limited`).",
 )
 
-# The per-minute fair-use limit (openstartup/ratelimit.py), IETF draft
+# The per-minute fair-use limit (apikeys/ratelimit.py), IETF draft
 # draft-ietf-httpapi-ratelimit-headers; other policies may be listed in the same headers.
 FAIR_USE_HEADERS = [
     _header(

@@ -1,0 +1,1 @@
+"""Infrastructure that imports no app: db, cache breaker, http helpers, formats, OpenAPI hooks."""
