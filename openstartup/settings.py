@@ -412,6 +412,13 @@ SPECTACULAR_SETTINGS = {
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": False,
     "PREPROCESSING_HOOKS": ["core.openapi.only_public_api"],
+    # One name per choice set, whichever fields share it (the webhook deliveries' own `status`
+    # would otherwise rename the verification one).
+    "ENUM_NAME_OVERRIDES": {
+        "StatusEnum": "startups.freshness.STATUSES",
+        "WebhookDeliveryStatusEnum": "webhooks.models.Delivery.Status",
+        "EventTypeEnum": "webhooks.limits.EVENT_TYPES",
+    },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "core.openapi.camelize_rest_components",

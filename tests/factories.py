@@ -127,6 +127,7 @@ def self_reported_revenue(mrr: int) -> dict:
         "arr": mrr * 12,
         "currency": "USD",
         "verified": False,
+        "source": "self_reported",
         "lastSyncedAt": None,
         "growth30d": None,
     }

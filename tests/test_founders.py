@@ -32,6 +32,7 @@ def assert_verified_by_stripe_data(data: dict) -> None:
         "arr": 588,
         "currency": "USD",
         "verified": True,
+        "source": "verified",
         "growth30d": None,
     }
     assert data["verification"]["totalRevenue"] == 49

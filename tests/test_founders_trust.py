@@ -236,6 +236,7 @@ def test_a_huge_mrr_on_an_edit_keeps_the_old_figure_public_until_approved(settin
         "arr": 6000000,
         "currency": "USD",
         "verified": False,
+        "source": "self_reported",
         "growth30d": None,
         "lastSyncedAt": None,
     }

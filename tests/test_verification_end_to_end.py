@@ -152,6 +152,7 @@ def test_sync_all_then_the_api_shows_every_verification(fake, monkeypatch, caplo
         "arr": 588,
         "currency": "USD",
         "verified": True,
+        "source": "verified",
         "lastSyncedAt": "2026-11-15T12:00:00.000Z",
         "growth30d": None,  # one day of history
     }
@@ -306,6 +307,7 @@ def test_disconnecting_ends_verification(fake, monkeypatch):
         "arr": None,
         "currency": "USD",
         "verified": False,
+        "source": "self_reported",
         "lastSyncedAt": None,
         "growth30d": None,
     }

@@ -679,7 +679,7 @@ export interface components {
              *     * `key_revoked` - key_revoked
              *     * `error` - error
              */
-            status: components["schemas"]["StatusAb7Enum"] | components["schemas"]["NullEnum"];
+            status: components["schemas"]["StatusEnum"] | components["schemas"]["NullEnum"];
             /** @description The methodology version (`v1`, `v2`, ...; /docs/methodology/<version>) the verified figures were computed with; null when not verified (self-reported). */
             methodology_version: string | null;
         };
@@ -835,16 +835,6 @@ export interface components {
          * @enum {string}
          */
         EventTypeEnum: "startup.created" | "startup.updated" | "startup.deleted" | "verification.status_changed" | "revenue.changed" | "attestation.issued";
-        /**
-         * @description * `startup.created` - startup.created
-         *     * `startup.updated` - startup.updated
-         *     * `startup.deleted` - startup.deleted
-         *     * `verification.status_changed` - verification.status_changed
-         *     * `revenue.changed` - revenue.changed
-         *     * `attestation.issued` - attestation.issued
-         * @enum {string}
-         */
-        EventsEnum: "startup.created" | "startup.updated" | "startup.deleted" | "verification.status_changed" | "revenue.changed" | "attestation.issued";
         Founder: {
             name: string;
             title: string | null;
@@ -953,7 +943,7 @@ export interface components {
             url?: string;
             description?: string;
             /** @description Event types to send; left out or empty: all of them. */
-            events?: components["schemas"]["EventsEnum"][];
+            events?: components["schemas"]["EventTypeEnum"][];
             /** @description Only these startups; empty: every startup. */
             slugs?: string[];
             /** @description Only startups in one of these categories (case-insensitive); empty: all. */
@@ -1123,7 +1113,7 @@ export interface components {
          *     * `error` - error
          * @enum {string}
          */
-        StatusAb7Enum: "ok" | "stale" | "key_revoked" | "error";
+        StatusEnum: "ok" | "stale" | "key_revoked" | "error";
         TreeHead: {
             /** @description Leaves the head covers. */
             treeSize: number;
@@ -1153,7 +1143,7 @@ export interface components {
              *     * `key_revoked` - key_revoked
              *     * `error` - error
              */
-            status: components["schemas"]["StatusAb7Enum"];
+            status: components["schemas"]["StatusEnum"];
             /**
              * Format: date-time
              * @description Last successful sync from the provider.
@@ -1247,7 +1237,7 @@ export interface components {
             id: number;
             url: string;
             description: string;
-            events: components["schemas"]["EventsEnum"][];
+            events: components["schemas"]["EventTypeEnum"][];
             slugs: string[];
             categories: string[];
             verifiedOnly: boolean;
@@ -1262,7 +1252,7 @@ export interface components {
             id: number;
             url: string;
             description: string;
-            events: components["schemas"]["EventsEnum"][];
+            events: components["schemas"]["EventTypeEnum"][];
             slugs: string[];
             categories: string[];
             verifiedOnly: boolean;
@@ -1287,7 +1277,7 @@ export interface components {
             url?: string;
             description?: string;
             /** @description Event types to send; left out or empty: all of them. */
-            events?: components["schemas"]["EventsEnum"][];
+            events?: components["schemas"]["EventTypeEnum"][];
             /** @description Only these startups; empty: every startup. */
             slugs?: string[];
             /** @description Only startups in one of these categories (case-insensitive); empty: all. */
@@ -1427,7 +1417,7 @@ export interface components {
              *     * `key_revoked` - key_revoked
              *     * `error` - error
              */
-            status?: components["schemas"]["StatusAb7Enum"];
+            status?: components["schemas"]["StatusEnum"];
             /**
              * Format: date-time
              * @description Last successful sync from the provider.
