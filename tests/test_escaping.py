@@ -9,6 +9,7 @@ from html import unescape
 from urllib.parse import unquote
 
 import pytest
+from django.db import connection
 from markdown_it import MarkdownIt
 
 from core.escaping import markdown_text, markdown_url, plain_text, xml_text
@@ -39,6 +40,12 @@ BADGE_ATTRIBUTES = {
 }
 
 
+def storable(text: str) -> str:
+    """PostgreSQL's text columns cannot hold NUL (the forms refuse it there): a space, which
+    every output shows exactly as it shows a NUL."""
+    return text.replace("\x00", " ") if connection.vendor == "postgresql" else text
+
+
 def hostile_startup(name: str, *, description: str = "", verified: bool = True, **fields):
     startup = make_startup(name, slug="hostile", mrr=4200, description=description, **fields)
     if verified:
@@ -54,6 +61,7 @@ def flat(value: str) -> str:
 @pytest.mark.parametrize("name", HOSTILE_NAMES)
 @pytest.mark.parametrize("verified", [True, False])
 def test_the_badge_is_well_formed_with_exactly_its_own_attributes(client, db, name, verified):
+    name = storable(name)
     hostile_startup(name, verified=verified)
     response = client.get("/startups/hostile/badge.svg")
     assert response.status_code == 200
@@ -95,6 +103,7 @@ def inline_text(token) -> str:
 @pytest.mark.parametrize("name", HOSTILE_NAMES)
 @pytest.mark.parametrize("description", HOSTILE_DESCRIPTIONS)
 def test_the_markdown_twin_keeps_founders_text_as_text(client, db, name, description):
+    name, description = storable(name), storable(description)
     startup = hostile_startup(
         name, description=description, website="javascript:alert(1)", category="<b>[x](y)</b>"
     )
