@@ -22,6 +22,8 @@ from core.env import (
     env_str_map,
     refuse_unsafe_production,
 )
+from openstartup.logging_settings import logging_settings
+from openstartup.openapi_settings import openapi_settings
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -393,72 +395,13 @@ REST_FRAMEWORK = {
 # JSON-RPC tool call is a few hundred bytes; 1 MiB leaves room without inviting abuse.
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DATA_UPLOAD_MAX_MEMORY_SIZE", 1_048_576)
 
-# OpenAPI 3.1 for /api/v1 and /api/ai, generated from the views and serializers that serve
-# them (core/openapi.py). Served at /api/v1/openapi.json, rendered at /docs.
-SPECTACULAR_SETTINGS = {
-    "TITLE": "OpenStartup API",
-    "DESCRIPTION": (
-        "Read-only startup revenue data. `/api/v1` is the full dataset in camelCase; `/api/ai` "
-        "is the curated AI-enabled set in snake_case. Keys are optional: send "
-        "`Authorization: Bearer <key>` or `X-API-Key: <key>`. Every path also answers HEAD (the "
-        "GET answer's headers, no body, no allowance spent) and OPTIONS (204 with `Allow`). "
-        "Guide: /docs/guide"
-    ),
-    "VERSION": "1.0.0",
-    "OAS_VERSION": "3.1.0",
-    "SCHEMA_PATH_PREFIX": r"/api/(v1|ai)",
-    # Relative: the document describes the server that serves it, wherever it is deployed.
-    "SERVERS": [{"url": "/", "description": "The server this document was fetched from."}],
-    "SERVE_INCLUDE_SCHEMA": False,
-    "COMPONENT_SPLIT_REQUEST": False,
-    "PREPROCESSING_HOOKS": ["core.openapi.only_public_api"],
-    # One name per choice set, whichever fields share it (the webhook deliveries' own `status`
-    # would otherwise rename the verification one).
-    "ENUM_NAME_OVERRIDES": {
-        "StatusEnum": "startups.freshness.STATUSES",
-        "WebhookDeliveryStatusEnum": "webhooks.models.Delivery.Status",
-        "EventTypeEnum": "webhooks.limits.EVENT_TYPES",
-    },
-    "POSTPROCESSING_HOOKS": [
-        "drf_spectacular.hooks.postprocess_schema_enums",
-        "core.openapi.camelize_rest_components",
-        "core.openapi.close_objects",
-        "core.openapi_fieldsets.sparse_fieldsets",
-        "core.openapi.describe_head_and_options",
-        "core.openapi.describe_server_limits",
-        "core.openapi_tags.describe_tags",
-        "webhooks.schema.document_webhooks",
-    ],
-    "SWAGGER_UI_DIST": "SIDECAR",
-    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
-    "REDOC_DIST": "SIDECAR",
-    # No deep links: Swagger UI nests them inside its operation buttons (axe: nested-interactive).
-    "SWAGGER_UI_SETTINGS": {"deepLinking": False, "displayRequestDuration": True},
-}
+# OpenAPI 3.1 for /api/v1 and /api/ai (openstartup/openapi_settings.py); served at
+# /api/v1/openapi.json, rendered at /docs.
+SPECTACULAR_SETTINGS = openapi_settings()
 
-LOGGING = {
-    "version": 1,
-    "disable_existing_loggers": False,
-    "formatters": {
-        "plain": {"format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"}
-    },
-    "filters": {
-        "once_a_minute": {"()": "core.logs.OncePerInterval", "seconds": 60},
-        "request_id": {"()": "core.requestid.RequestIdFilter"},
-    },
-    "handlers": {
-        "console": {
-            "class": "logging.StreamHandler",
-            "formatter": "plain",
-            "filters": ["request_id"],
-        }
-    },
-    "loggers": {
-        # Cache (Redis) failures: the cache is bypassed, so they are logged once a minute.
-        "openstartup.cache": {"filters": ["once_a_minute"]},
-    },
-    "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
-}
+# One line per record, naming its request id; Redis failures once a minute per process
+# (openstartup/logging_settings.py).
+LOGGING = logging_settings(level=os.environ.get("LOG_LEVEL", "INFO"))
 
 # Attestations (GET /api/v1/startups/{slug}/attestation) are signed with the first of these
 # base64url Ed25519 private keys; all are published at /.well-known/jwks.json (rotation: prepend
