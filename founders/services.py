@@ -31,15 +31,11 @@ from startups.changes import (
     startups_change_record,
 )
 from startups.models import Startup
+from verification.connections import provider_connection_connect, provider_connection_disconnect
 from verification.keycheck import KeyRefused, key_check, provider_api_base
 from verification.models import ProviderConnection
 from verification.selectors import startup_revenue_is_locked
-from verification.services import (
-    SyncInProgress,
-    provider_connection_connect,
-    provider_connection_disconnect,
-    revenue_sync,
-)
+from verification.services import SyncInProgress, revenue_sync
 
 logger = logging.getLogger(__name__)
 

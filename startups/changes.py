@@ -80,7 +80,7 @@ WRITE_PATHS = (
     "founders.reviews.pending_changes_approve",
     "founders.reviews.pending_changes_reject",
     "verification.services.revenue_sync",
-    "verification.services.provider_connection_disconnect",
+    "verification.connections.provider_connection_disconnect",
     "startups.history.revenue_snapshot_record",
     "web.admin.StartupAdmin.save_model",
     "web.admin.StartupAdmin.save_related",

@@ -28,12 +28,9 @@ from startups.history import revenue_snapshot_record
 from startups.models import Change, RevenueSnapshot, Startup
 from tests.factories import make_account, make_startup, make_verification
 from tests.verification_fakes import stripe_account
+from verification.connections import provider_connection_connect, provider_connection_disconnect
 from verification.models import ProviderConnection
-from verification.services import (
-    provider_connection_connect,
-    provider_connection_disconnect,
-    revenue_sync,
-)
+from verification.services import revenue_sync
 
 pytestmark = pytest.mark.django_db
 ROOT = Path(__file__).resolve().parent.parent
@@ -247,7 +244,7 @@ SCENARIOS = {
     "founders.reviews.pending_changes_approve": drive_pending_changes_approve,
     "founders.reviews.pending_changes_reject": drive_pending_changes_reject,
     "verification.services.revenue_sync": drive_revenue_sync,
-    "verification.services.provider_connection_disconnect": drive_provider_connection_disconnect,
+    "verification.connections.provider_connection_disconnect": drive_provider_connection_disconnect,
     "startups.history.revenue_snapshot_record": drive_revenue_snapshot_record,
     "web.admin.StartupAdmin.save_model": drive_admin_save,
     "web.admin.StartupAdmin.save_related": drive_admin_edit,

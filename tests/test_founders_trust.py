@@ -445,7 +445,7 @@ EXPECTED_IDS = {
 def test_each_connector_records_its_account_and_refuses_it_for_a_second_startup(
     fake_providers, provider
 ):
-    from verification.services import ConnectionRefused, provider_connection_connect
+    from verification.connections import ConnectionRefused, provider_connection_connect
 
     fake_providers.account("key-a", identity_routes(provider, 1))
     fake_providers.account("key-b", identity_routes(provider, 1))
@@ -487,8 +487,8 @@ def test_a_key_that_may_not_read_its_account_is_refused_with_the_reason(stripe_f
 def test_a_connector_without_identify_records_no_account_and_refuses_nothing():
     """The base class's default: a connector added later keeps working (identity unknown)."""
     from tests.test_verified_surfaces import demo_key
+    from verification.connections import provider_connection_connect
     from verification.providers import provider_named
-    from verification.services import provider_connection_connect
 
     assert provider_named("demo").identify is None
     for name in ("One", "Two"):

@@ -208,7 +208,8 @@ def test_a_sync_that_changes_figures_keeps_the_epoch(fake_providers):
     from datetime import UTC, datetime, timedelta
 
     from tests.verification_fakes import stripe_account
-    from verification.services import provider_connection_connect, revenue_sync
+    from verification.connections import provider_connection_connect
+    from verification.services import revenue_sync
 
     now = datetime(2026, 11, 20, 9, 30, tzinfo=UTC)
     acme = make_startup("Acme", slug="acme")

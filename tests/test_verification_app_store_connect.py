@@ -30,9 +30,10 @@ from tests.verification_fakes import (
     failing_first,
     rows,
 )
+from verification.connections import ConnectionRefused, provider_connection_connect
 from verification.models import ProviderConnection
 from verification.providers import app_store_connect
-from verification.services import ConnectionRefused, provider_connection_connect, revenue_sync
+from verification.services import revenue_sync
 
 pytestmark = pytest.mark.django_db
 

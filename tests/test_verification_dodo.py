@@ -13,8 +13,9 @@ from django.core.management.base import CommandError
 from startups.models import Startup
 from tests.provider_surfaces import assert_verified_everywhere, dashboard_connect
 from tests.verification_fakes import NOW, FakeProviders, dodo_routes, failing_first, rows
+from verification.connections import ConnectionRefused, provider_connection_connect
 from verification.models import ProviderConnection
-from verification.services import ConnectionRefused, provider_connection_connect, revenue_sync
+from verification.services import revenue_sync
 
 pytestmark = pytest.mark.django_db
 

@@ -11,9 +11,9 @@ from startups.models import Startup
 from tests.verification_fakes import stripe_routes
 from verification import crypto
 from verification.admin import ProviderConnectionAdmin
+from verification.connections import provider_connection_connect
 from verification.http import KeyRejected, ProviderHttp, ProviderUnavailable
 from verification.models import ProviderConnection
-from verification.services import provider_connection_connect
 from web.admin import StartupAdmin
 
 pytestmark = pytest.mark.django_db

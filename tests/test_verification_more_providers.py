@@ -18,8 +18,9 @@ from tests.verification_fakes import (
     rows,
     stripe_routes,
 )
+from verification.connections import ConnectionRefused, provider_connection_connect
 from verification.models import ProviderConnection
-from verification.services import ConnectionRefused, provider_connection_connect, revenue_sync
+from verification.services import revenue_sync
 
 pytestmark = pytest.mark.django_db
 

@@ -16,8 +16,9 @@ from tests.verification_fakes import (
     polar_routes,
     rows,
 )
+from verification.connections import provider_connection_connect
 from verification.models import ProviderConnection
-from verification.services import provider_connection_connect, revenue_sync
+from verification.services import revenue_sync
 
 pytestmark = pytest.mark.django_db
 

@@ -22,8 +22,9 @@ from tests.verification_fakes import (
     revenuecat_routes,
     rows,
 )
+from verification.connections import ConnectionRefused, provider_connection_connect
 from verification.models import ProviderConnection
-from verification.services import ConnectionRefused, provider_connection_connect, revenue_sync
+from verification.services import revenue_sync
 
 pytestmark = pytest.mark.django_db
 

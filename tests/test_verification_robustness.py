@@ -30,8 +30,9 @@ from tests.verification_fakes import (
     ok,
     stripe_routes,
 )
+from verification.connections import provider_connection_connect
 from verification.models import ProviderConnection
-from verification.services import SyncInProgress, provider_connection_connect, revenue_sync
+from verification.services import SyncInProgress, revenue_sync
 
 pytestmark = pytest.mark.django_db
 

@@ -14,8 +14,9 @@ from django.conf import settings
 
 from startups.models import Startup, Verification
 from tests.verification_fakes import NOW, FakeProviders, stripe_routes
+from verification.connections import provider_connection_connect
 from verification.models import ProviderConnection
-from verification.services import provider_connection_connect, revenue_sync
+from verification.services import revenue_sync
 
 pytestmark = pytest.mark.django_db
 

@@ -15,8 +15,9 @@ from startups.models import Startup
 from tests.factories import make_account, make_startup
 from tests.provider_surfaces import assert_verified_everywhere, dashboard_connect
 from tests.verification_fakes import NOW, FakeProviders, failing_first, rows, whop_routes
+from verification.connections import ConnectionRefused, provider_connection_connect
 from verification.models import ProviderConnection
-from verification.services import ConnectionRefused, provider_connection_connect, revenue_sync
+from verification.services import revenue_sync
 
 pytestmark = pytest.mark.django_db
 

@@ -19,9 +19,10 @@ from quota.models import MonthlyUsage
 from startups.history import revenue_snapshot_record
 from startups.models import RevenueSnapshot, Startup, Verification
 from tests.factories import bearer, make_ai_startup, make_startup, make_verification
+from verification.connections import provider_connection_connect
 from verification.models import ProviderConnection
 from verification.providers import demo as demo_provider
-from verification.services import provider_connection_connect, revenue_sync
+from verification.services import revenue_sync
 
 pytestmark = pytest.mark.django_db
 

@@ -2,8 +2,8 @@ from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
+from verification.connections import provider_accounts_share
 from verification.models import ProviderConnection, SharedProviderAccount
-from verification.services import provider_accounts_share
 
 
 @admin.register(ProviderConnection)

@@ -3,8 +3,8 @@ import sys
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from startups.models import Startup
+from verification.connections import ConnectionRefused, provider_connection_connect
 from verification.providers import PROVIDERS
-from verification.services import ConnectionRefused, provider_connection_connect
 
 
 class Command(BaseCommand):

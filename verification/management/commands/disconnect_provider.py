@@ -1,7 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from startups.models import Startup
-from verification.services import provider_connection_disconnect
+from verification.connections import provider_connection_disconnect
 
 
 class Command(BaseCommand):

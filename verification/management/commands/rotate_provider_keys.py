@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand
 
-from verification.services import provider_keys_rotate
+from verification.connections import provider_keys_rotate
 
 
 class Command(BaseCommand):
