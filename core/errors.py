@@ -12,6 +12,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from rest_framework import exceptions, serializers, status
 from rest_framework.response import Response
 
+from core.jsonrpc import error_response, readable_id
 from core.requestid import current_request_id
 from core.surfaces import is_api, is_machine_read, is_mcp_path
 
@@ -257,9 +258,7 @@ def _mcp_request_id(request: HttpRequest) -> str | int | None:
         message = json.loads(request.body)
     except Exception:  # unreadable, too large, not JSON: no id to echo
         return None
-    request_id = message.get("id") if isinstance(message, dict) else None
-    valid = isinstance(request_id, str | int) and not isinstance(request_id, bool)
-    return request_id if valid else None
+    return readable_id(message)
 
 
 def mcp_api_error(
@@ -268,11 +267,7 @@ def mcp_api_error(
     """An API error (bad key, rate limit, outage) as MCP clients expect it: a JSON-RPC error
     object with the request's id, `MCP_API_ERROR` as its code and the spec's code in `data`.
     The one place for this shape: the MCP view, the rate limiter and the 503 all use it."""
-    body = {
-        "jsonrpc": "2.0",
-        "id": _mcp_request_id(request),
-        "error": {"code": MCP_API_ERROR, "message": message, "data": {"code": code}},
-    }
+    body = error_response(_mcp_request_id(request), MCP_API_ERROR, message, {"code": code})
     return JsonResponse(body, status=status, headers=headers or None)
 
 

@@ -18,6 +18,7 @@ from typing import Any
 from django.conf import settings
 from django.http import HttpRequest
 
+from core.jsonrpc import JSONRPC, error_response, readable_id, result_response
 from mcpserver.tools import UnknownTool, call_tool, server_instructions, tool_definitions
 
 PARSE_ERROR = -32700
@@ -58,13 +59,6 @@ class RpcError(Exception):
         self.code = code
         self.message = message
         self.data = data
-
-
-def error_response(request_id: Any, code: int, message: str, data: Any = None) -> dict:
-    error: dict[str, Any] = {"code": code, "message": message}
-    if data is not None:
-        error["data"] = data
-    return {"jsonrpc": "2.0", "id": request_id, "error": error}
 
 
 def unsupported_version(requested: Any, supported: tuple[str, ...]) -> RpcError:
@@ -193,7 +187,7 @@ def handle_message(
         return 400, error_response(
             None, INVALID_REQUEST, "Batches are not supported; send one message"
         )
-    if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+    if not isinstance(message, dict) or message.get("jsonrpc") != JSONRPC:
         return 400, error_response(None, INVALID_REQUEST, "Not a JSON-RPC 2.0 message")
     if "method" not in message and "id" in message and ("result" in message or "error" in message):
         return None  # a response to a server request; this server sends none
@@ -205,14 +199,6 @@ def handle_message(
     if readable_id(message) is None:
         return 400, error_response(None, INVALID_REQUEST, "id must be a string or an integer")
     return _handle_request(message, headers=headers, http_request=http_request)
-
-
-def readable_id(message: Any) -> str | int | None:
-    """The message's JSON-RPC id when it is a valid one (a string or an integer), else None."""
-    request_id = message.get("id") if isinstance(message, dict) else None
-    if isinstance(request_id, bool) or not isinstance(request_id, str | int):
-        return None
-    return request_id
 
 
 def _handle_request(
@@ -239,7 +225,7 @@ def _handle_request(
     if modern:
         result = {**result, "resultType": "complete"}
         result["_meta"] = {**result.get("_meta", {}), SERVER_INFO_META_KEY: server_info()}
-    return 200, {"jsonrpc": "2.0", "id": request_id, "result": result}
+    return 200, result_response(request_id, result)
 
 
 def _uses_modern_wire(params: Any, headers: Mapping[str, str]) -> bool:

@@ -15,12 +15,8 @@ from django.views.decorators.csrf import csrf_exempt
 
 from apikeys.authentication import key_account_of
 from core.errors import ApiError, json_content_type, mcp_api_error
-from mcpserver.protocol import (
-    INVALID_REQUEST,
-    PARSE_ERROR,
-    error_response,
-    handle_message,
-)
+from core.jsonrpc import error_response
+from mcpserver.protocol import INVALID_REQUEST, PARSE_ERROR, handle_message
 
 # RFC 6750 challenge on every 401, so MCP clients report a bad key, not an OAuth failure.
 BEARER_CHALLENGE = 'Bearer realm="mcp", error="invalid_token"'
