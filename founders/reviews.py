@@ -64,7 +64,10 @@ def reported_mrr_apply(startup: Startup, mrr: int | None) -> None:
     ReportedRevenue.objects.update_or_create(startup=startup, defaults={"mrr": mrr})
     if not startup_revenue_is_locked(startup=startup):
         arr = None if mrr is None else mrr * 12
-        Startup.objects.filter(pk=startup.pk).update(mrr=mrr, arr=arr, updated_at=timezone.now())
+        # Written only when it differs, so an unchanged figure leaves `updated_at` as it was.
+        Startup.objects.filter(pk=startup.pk).exclude(mrr=mrr, arr=arr).update(
+            mrr=mrr, arr=arr, updated_at=timezone.now()
+        )
 
 
 def held_startup_publish(change: PendingChange) -> None:

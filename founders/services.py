@@ -131,17 +131,26 @@ def startup_create(*, owner: User, profile: dict, mrr: int | None) -> Startup:
     return startup
 
 
+# What a founder's edit can change that anyone sees: the profile, the headline figures, and
+# publication (withdrawing a figure held at creation publishes the startup).
+EDITED_COLUMNS = (*PROFILE_FIELDS, "mrr", "arr", "is_published")
+
+
 @transaction.atomic
 def startup_update(*, startup: Startup, profile: dict, mrr: int | None) -> Startup:
     """Save the founder's profile and reported MRR. While a provider verifies the startup the
     headline figures stay the provider's: the reported MRR is kept for after a disconnect.
     An MRR above the review threshold, and a new name or website of a verified startup, wait
-    for an operator (founders/reviews.py); what is public stays as it was meanwhile."""
+    for an operator (founders/reviews.py); what is public stays as it was meanwhile.
+
+    Only what differs is written and recorded: a save that changes nothing anyone sees writes
+    no Change row and leaves `updated_at` and every cached copy as they are."""
     founder_may_act(startup.owner)
     pending = pending_of(startup=startup)
+    before = Startup.objects.filter(pk=startup.pk).values(*EDITED_COLUMNS).get()
     fields = [name for name in PROFILE_FIELDS if name not in ("name", "website")]
     name, website = profile.get("name"), profile.get("website")
-    if (name, website) == (startup.name, startup.website):
+    if (name, website) == (before["name"], before["website"]):
         pending_change_drop(startup=startup, kind=Kind.IDENTITY)
     elif identity_needs_review(startup=startup):
         pending_change_hold(
@@ -149,14 +158,11 @@ def startup_update(*, startup: Startup, profile: dict, mrr: int | None) -> Start
         )
     else:
         fields += ["name", "website"]
-    for field in fields:
-        setattr(startup, field, profile.get(field))
-    startup.updated_at = timezone.now()
-    # An UPDATE, not a save: no model signal, so the read cache drops only this startup's
-    # copies (from its Change row) instead of starting a new epoch (core/rowcopies.py).
-    Startup.objects.filter(pk=startup.pk).update(
-        **{name: getattr(startup, name) for name in [*fields, "updated_at"]}
-    )
+    edits = {field: profile.get(field) for field in fields if profile.get(field) != before[field]}
+    if edits:
+        # An UPDATE, not a save: no model signal, so the read cache drops only this startup's
+        # copies (from its Change row) instead of starting a new epoch (core/rowcopies.py).
+        Startup.objects.filter(pk=startup.pk).update(**edits, updated_at=timezone.now())
     reported = ReportedRevenue.objects.filter(startup=startup).first()
     unchanged = reported is not None and reported.mrr == mrr
     if mrr_needs_review(mrr) and not unchanged:
@@ -174,7 +180,9 @@ def startup_update(*, startup: Startup, profile: dict, mrr: int | None) -> Start
         if withdrawn is not None:
             held_startup_publish(withdrawn)
     startup.refresh_from_db()
-    startup_change_record(startup=startup, fields=api_fields([*fields, "mrr", "arr"]))
+    changed = [name for name in EDITED_COLUMNS if getattr(startup, name) != before[name]]
+    if changed:
+        startup_change_record(startup=startup, fields=api_fields(changed))
     return startup
 
 

@@ -117,6 +117,37 @@ def test_an_owner_edits_reported_fields_but_never_verified_figures():
     assert detail(startup.slug)["revenue"]["verified"] is True
 
 
+def change_feed() -> list[dict]:
+    """Every entry of GET /api/v1/changes, oldest first, as a consumer reads it."""
+    response = Client().get("/api/v1/changes")
+    assert response.status_code == 200, response.content
+    return response.json()["data"]
+
+
+@pytest.mark.django_db
+def test_a_founders_edit_records_only_what_changed_and_an_unchanged_save_records_nothing():
+    # Consumers of the change feed (webhooks, mirrors, the rank index that rebuilds when a
+    # revenue field moves) hear of the fields an edit really changed, and nothing at all when a
+    # founder saves the form unchanged: the startup's updatedAt stays too.
+    client = signed_in(make_account())
+    form = {"name": "Acme Rockets", "website": "https://acme.example.com", "mrr": "1200"}
+    assert client.post("/dashboard/startups/new/", form).status_code == 302
+    edit = "/dashboard/startups/acme-rockets/edit/"
+
+    def edited(changes: dict) -> list[tuple[str, str, list[str]]]:
+        seen = len(change_feed())
+        assert client.post(edit, {**form, **changes}).status_code == 302
+        return [(e["kind"], e["slug"], e["fields"]) for e in change_feed()[seen:]]
+
+    assert edited({"description": "Rockets."}) == [("updated", "acme-rockets", ["description"])]
+    form["description"] = "Rockets."
+    updated_at = change_feed()[-1]["startup"]["updatedAt"]
+    assert edited({}) == []
+    assert Client().get("/api/v1/startups").json()["data"][0]["updatedAt"] == updated_at
+    assert edited({"mrr": "1500"}) == [("updated", "acme-rockets", ["revenue.arr", "revenue.mrr"])]
+    assert detail("acme-rockets")["revenue"] == self_reported_revenue(1500)
+
+
 # --- claiming ---
 
 
