@@ -32,7 +32,7 @@ from tests.verification_fakes import (
 )
 from verification.connections import ConnectionRefused, provider_connection_connect
 from verification.models import ProviderConnection
-from verification.providers import app_store_connect
+from verification.providers import app_store_connect, credential_problem
 from verification.services import revenue_sync
 
 pytestmark = pytest.mark.django_db
@@ -277,7 +277,7 @@ def test_credentials_that_cannot_work_are_refused_without_echoing_the_key(raw, w
 def test_a_pem_whose_line_breaks_were_lost_still_reads(apple):
     # A password field drops newlines, a hand-made JSON may carry literal \n: both still read.
     joined = PEM.replace("\n", "")
-    assert app_store_connect.credential_problem(credential(private_key=joined)) is None
+    assert credential_problem("app_store_connect", credential(private_key=joined)) is None
     spaced = PEM.replace("\n", " ")
     connection = sync(apple, golden_reports(), raw=credential(private_key=spaced))
     assert connection.status == "ok", connection.last_error

@@ -1,5 +1,7 @@
 """The connectors, by the name operators type in `connect_provider`."""
 
+from collections.abc import Callable
+
 from verification.providers import (
     app_store_connect,
     demo,
@@ -39,16 +41,23 @@ def provider_named(name: str) -> Provider:
 
 
 # Connectors whose credential has its own form (a JSON line of several parts, a key prefix):
-# `credential_problem(raw)` says why it can never work, before any network call.
-CREDENTIAL_RULES = {
-    "revenuecat": revenuecat.credential_problem,
-    "whop": whop.credential_problem,
-    "app_store_connect": app_store_connect.credential_problem,
+# their `credential(raw)` reads it and raises ValueError saying why it can never work. The
+# key-or-JSON reading RevenueCat and Whop share is `base.key_or_json`.
+CREDENTIAL_RULES: dict[str, Callable[[str], object]] = {
+    "revenuecat": revenuecat.credential,
+    "whop": whop.credential,
+    "app_store_connect": app_store_connect.credential,
 }
 
 
 def credential_problem(provider: str, raw: str) -> str | None:
-    """Why this credential can never be used by `provider`, judged from its text alone (only
-    for connectors with their own rules; None otherwise)."""
+    """Why this credential can never be used by `provider`, judged from its text alone before
+    any network call (only for connectors with their own rules; None otherwise)."""
     rule = CREDENTIAL_RULES.get(provider)
-    return rule(raw) if rule else None
+    if rule is None:
+        return None
+    try:
+        rule(raw)
+    except ValueError as exc:
+        return str(exc)
+    return None

@@ -113,14 +113,6 @@ def credential(raw: str) -> dict[str, Any]:
     return parts
 
 
-def credential_problem(raw: str) -> str | None:
-    try:
-        credential(raw)
-    except ValueError as exc:
-        return str(exc)
-    return None
-
-
 def _b64(data: bytes) -> str:
     return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
 

@@ -7,6 +7,7 @@ one provider account verifies one startup; without it (the default) the identity
 nothing is refused (`Provider.account_identity`).
 """
 
+import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
@@ -91,6 +92,34 @@ def account_identity(account_id: object, *, name: object = None, url: object = N
     return AccountIdentity(
         id=str(account_id)[:200], name=text, domain=host.removeprefix("www.") if host else None
     )
+
+
+# --- credentials pasted as the key alone or as one line of JSON (RevenueCat, Whop) ---------
+
+KEY_TEXT = "A key is one line of letters, digits and symbols: paste only the key."
+
+
+def key_or_json(raw: str, *, field: str, bad_json: str, no_key: str) -> tuple[str, Any]:
+    """A credential pasted as the key alone, or as one line of JSON `{"api_key", field}`:
+    (the key, stripped; the JSON's `field` as sent, None when absent or the key came alone).
+    Raises ValueError with `bad_json` (not JSON) or `no_key` (no `api_key` text): each
+    connector's message says what its JSON looks like. The connector judges `field`."""
+    raw = raw.strip()
+    if not raw.startswith("{"):
+        return raw, None
+    try:
+        parsed = json.loads(raw)
+    except ValueError:
+        raise ValueError(bad_json) from None
+    if not isinstance(parsed, dict) or not isinstance(parsed.get("api_key"), str):
+        raise ValueError(no_key)
+    return parsed["api_key"].strip(), parsed.get(field)
+
+
+def key_text_check(key: str) -> None:
+    """Refuse (ValueError) a key that cannot be one: empty, several lines, spaces, non-ASCII."""
+    if not key or not key.isascii() or not key.isprintable() or any(c.isspace() for c in key):
+        raise ValueError(KEY_TEXT)
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,6 @@ of the answer's currency. RevenueCat's charts and overview count production purc
 calendar month (see the methodology).
 """
 
-import json
 from datetime import date, datetime, timedelta
 from decimal import Decimal
 from typing import Any
@@ -27,6 +26,8 @@ from verification.providers.base import (
     Provider,
     ProviderFigures,
     checked_amount,
+    key_or_json,
+    key_text_check,
     parse_timestamp,
 )
 
@@ -41,23 +42,15 @@ HISTORY_START = date(2018, 1, 1)  # RevenueCat opened in 2017: nothing older exi
 def credential(raw: str) -> dict[str, str]:
     """`{"api_key", "project_id"}` from the stored credential: the key alone, or one line of
     JSON with both. Raises ValueError with a founder-readable message."""
-    raw = raw.strip()
-    if raw.startswith("{"):
-        try:
-            parsed = json.loads(raw)
-        except ValueError:
-            raise ValueError(
-                'Paste the secret key alone, or one line of JSON: {"api_key": "sk_...", '
-                '"project_id": "..."}.'
-            ) from None
-        if not isinstance(parsed, dict) or not isinstance(parsed.get("api_key"), str):
-            raise ValueError('The JSON needs "api_key" (your secret key, sk_...).')
-        project = parsed.get("project_id")
-        if project is not None and (not isinstance(project, str) or not project.strip()):
-            raise ValueError('"project_id" must be the project\'s id as text.')
-        key, project = parsed["api_key"].strip(), (project or "").strip()
-    else:
-        key, project = raw, ""
+    key, project = key_or_json(
+        raw,
+        field="project_id",
+        bad_json='Paste the secret key alone, or one line of JSON: {"api_key": "sk_...", '
+        '"project_id": "..."}.',
+        no_key='The JSON needs "api_key" (your secret key, sk_...).',
+    )
+    if project is not None and (not isinstance(project, str) or not project.strip()):
+        raise ValueError('"project_id" must be the project\'s id as text.')
     if key.startswith(PUBLIC_PREFIXES):
         raise ValueError(
             "This is a public app key (it ships inside your app). Create a secret API key "
@@ -65,17 +58,8 @@ def credential(raw: str) -> dict[str, str]:
         )
     if not key.startswith("sk_"):
         raise ValueError("A RevenueCat secret API key (v2) starts with sk_; this key does not.")
-    if not key.isascii() or not key.isprintable() or any(c.isspace() for c in key):
-        raise ValueError("A key is one line of letters, digits and symbols: paste only the key.")
-    return {"api_key": key, "project_id": project}
-
-
-def credential_problem(raw: str) -> str | None:
-    try:
-        credential(raw)
-    except ValueError as exc:
-        return str(exc)
-    return None
+    key_text_check(key)
+    return {"api_key": key, "project_id": (project or "").strip()}
 
 
 def auth_headers(raw: str) -> dict[str, str]:

@@ -8,7 +8,6 @@ answer `{data, page_info}`. Amounts are numbers in major units of the record's `
 (49.99 is $49.99); a plan's `billing_period` is in days.
 """
 
-import json
 from collections.abc import Iterator
 from datetime import datetime
 from decimal import Decimal
@@ -22,6 +21,8 @@ from verification.providers.base import (
     Provider,
     ProviderFigures,
     checked_amount,
+    key_or_json,
+    key_text_check,
     parse_timestamp,
 )
 
@@ -37,33 +38,16 @@ PERIOD_MONTHS |= {91: 3, 92: 3, 180: 6, 181: 6, 182: 6, 183: 6, 365: 12, 366: 12
 def credential(raw: str) -> dict[str, str]:
     """`{"api_key", "company_id"}`: the key alone (a company key reads its own company) or one
     line of JSON with both. Raises ValueError with a founder-readable message."""
-    raw = raw.strip()
-    company = ""
-    if raw.startswith("{"):
-        try:
-            parsed = json.loads(raw)
-        except ValueError:
-            parsed = None
-        if not isinstance(parsed, dict) or not isinstance(parsed.get("api_key"), str):
-            raise ValueError(
-                'Paste the company API key alone, or one line of JSON: {"api_key": "...", '
-                '"company_id": "biz_..."}.'
-            )
-        company = parsed.get("company_id") or ""
-        if not isinstance(company, str) or (company and not company.startswith("biz_")):
-            raise ValueError('"company_id" is your company\'s id; it starts with biz_.')
-        raw = parsed["api_key"].strip()
-    if not raw or not raw.isascii() or not raw.isprintable() or any(c.isspace() for c in raw):
-        raise ValueError("A key is one line of letters, digits and symbols: paste only the key.")
-    return {"api_key": raw, "company_id": company}
-
-
-def credential_problem(raw: str) -> str | None:
-    try:
-        credential(raw)
-    except ValueError as exc:
-        return str(exc)
-    return None
+    paste = (
+        'Paste the company API key alone, or one line of JSON: {"api_key": "...", '
+        '"company_id": "biz_..."}.'
+    )
+    key, company = key_or_json(raw, field="company_id", bad_json=paste, no_key=paste)
+    company = company or ""
+    if not isinstance(company, str) or (company and not company.startswith("biz_")):
+        raise ValueError('"company_id" is your company\'s id; it starts with biz_.')
+    key_text_check(key)
+    return {"api_key": key, "company_id": company}
 
 
 def auth_headers(raw: str) -> dict[str, str]:
