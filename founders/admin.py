@@ -1,3 +1,5 @@
+from typing import Any
+
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
@@ -8,8 +10,45 @@ from founders.reviews import pending_changes_approve, pending_changes_reject
 from founders.services import claims_approve, claims_reject
 
 
+class OperatorDecisionAdmin(admin.ModelAdmin):
+    """Founders' requests an operator decides (founders.models.OperatorDecision): approve or
+    reject the selected ones in bulk through the app's service (which skips decided ones) and
+    say how many. Each admin names its services, its noun and its actions' wording."""
+
+    noun = "request"
+    action_descriptions: dict[str, str] = {}
+    actions = ["approve", "reject"]
+
+    def approve_selected(self, queryset: QuerySet) -> int:
+        raise NotImplementedError
+
+    def reject_selected(self, queryset: QuerySet) -> int:
+        raise NotImplementedError
+
+    def refused_for_now(self, queryset: QuerySet) -> str | None:
+        """Why some selected requests will not be approved yet (shown after the count)."""
+        return None
+
+    def get_action(self, action: Any) -> tuple | None:
+        found = super().get_action(action)
+        if found is not None and found[1] in self.action_descriptions:
+            found = (found[0], found[1], self.action_descriptions[found[1]])
+        return found
+
+    def approve(self, request: HttpRequest, queryset: QuerySet) -> None:
+        refused = self.refused_for_now(queryset)
+        approved = self.approve_selected(queryset)
+        self.message_user(request, f"{approved} {self.noun}(s) approved.", messages.SUCCESS)
+        if refused:
+            self.message_user(request, refused, messages.ERROR)
+
+    def reject(self, request: HttpRequest, queryset: QuerySet) -> None:
+        rejected = self.reject_selected(queryset)
+        self.message_user(request, f"{rejected} {self.noun}(s) rejected.", messages.SUCCESS)
+
+
 @admin.register(StartupClaim)
-class StartupClaimAdmin(admin.ModelAdmin):
+class StartupClaimAdmin(OperatorDecisionAdmin):
     """Claims to check: whether the claimant confirmed their address, and whether the address
     is at the startup's own website domain (a look-alike domain is not)."""
 
@@ -34,7 +73,11 @@ class StartupClaimAdmin(admin.ModelAdmin):
         "created_at",
         "decided_at",
     )
-    actions = ["approve", "reject"]
+    noun = "claim"
+    action_descriptions = {
+        "approve": "Approve selected claims (the founder becomes the owner)",
+        "reject": "Reject selected claims",
+    }
 
     @admin.display(boolean=True, description="e-mail confirmed")
     def email_confirmed(self, claim: StartupClaim) -> bool:
@@ -48,29 +91,26 @@ class StartupClaimAdmin(admin.ModelAdmin):
     def startup_website(self, claim: StartupClaim) -> str:
         return claim.startup.website or "-"
 
-    @admin.action(description="Approve selected claims (the founder becomes the owner)")
-    def approve(self, request: HttpRequest, queryset: QuerySet[StartupClaim]) -> None:
+    def approve_selected(self, queryset: QuerySet[StartupClaim]) -> int:
+        return claims_approve(claims=queryset)
+
+    def reject_selected(self, queryset: QuerySet[StartupClaim]) -> int:
+        return claims_reject(claims=queryset)
+
+    def refused_for_now(self, queryset: QuerySet[StartupClaim]) -> str | None:
         unconfirmed = queryset.filter(
             status=StartupClaim.Status.PENDING, account__email_confirmed_at__isnull=True
         ).count()
-        approved = claims_approve(claims=queryset)
-        self.message_user(request, f"{approved} claim(s) approved.", messages.SUCCESS)
-        if unconfirmed:
-            self.message_user(
-                request,
-                f"{unconfirmed} claim(s) refused for now: the claimant has not confirmed their "
-                "e-mail address (the claim stays pending).",
-                messages.ERROR,
-            )
-
-    @admin.action(description="Reject selected claims")
-    def reject(self, request: HttpRequest, queryset: QuerySet[StartupClaim]) -> None:
-        rejected = claims_reject(claims=queryset)
-        self.message_user(request, f"{rejected} claim(s) rejected.", messages.SUCCESS)
+        if not unconfirmed:
+            return None
+        return (
+            f"{unconfirmed} claim(s) refused for now: the claimant has not confirmed their "
+            "e-mail address (the claim stays pending)."
+        )
 
 
 @admin.register(PendingChange)
-class PendingChangeAdmin(admin.ModelAdmin):
+class PendingChangeAdmin(OperatorDecisionAdmin):
     """Founders' changes held for a look: a large self-reported MRR, a verified startup's new
     name or website. Approving publishes them; the public data stays as it was until then."""
 
@@ -104,7 +144,11 @@ class PendingChangeAdmin(admin.ModelAdmin):
         "created_at",
         "decided_at",
     )
-    actions = ["approve", "reject"]
+    noun = "change"
+    action_descriptions = {
+        "approve": "Approve selected changes (publish them)",
+        "reject": "Reject selected changes (the public data stays as it is)",
+    }
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
@@ -117,15 +161,11 @@ class PendingChangeAdmin(admin.ModelAdmin):
     def current_website(self, change: PendingChange) -> str:
         return change.startup.website or "-"
 
-    @admin.action(description="Approve selected changes (publish them)")
-    def approve(self, request: HttpRequest, queryset: QuerySet[PendingChange]) -> None:
-        approved = pending_changes_approve(changes=queryset)
-        self.message_user(request, f"{approved} change(s) approved.", messages.SUCCESS)
+    def approve_selected(self, queryset: QuerySet[PendingChange]) -> int:
+        return pending_changes_approve(changes=queryset)
 
-    @admin.action(description="Reject selected changes (the public data stays as it is)")
-    def reject(self, request: HttpRequest, queryset: QuerySet[PendingChange]) -> None:
-        rejected = pending_changes_reject(changes=queryset)
-        self.message_user(request, f"{rejected} change(s) rejected.", messages.SUCCESS)
+    def reject_selected(self, queryset: QuerySet[PendingChange]) -> int:
+        return pending_changes_reject(changes=queryset)
 
 
 @admin.register(ReportedRevenue)

@@ -8,24 +8,33 @@ from django.db.models import Q
 from startups.models import Startup
 
 
-class StartupClaim(models.Model):
-    """A founder's request to own an unowned startup; an operator approves it in the admin."""
+class OperatorDecision(models.Model):
+    """What a founder asks for and an operator decides in the admin (founders/admin.py): pending
+    until approved or rejected, newest first."""
 
     class Status(models.TextChoices):
         PENDING = "pending", "pending"
         APPROVED = "approved", "approved"
         REJECTED = "rejected", "rejected"
 
-    startup = models.ForeignKey(Startup, on_delete=models.CASCADE, related_name="claims")
-    account = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="startup_claims"
-    )
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
     created_at = models.DateTimeField(auto_now_add=True)
     decided_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        abstract = True
         ordering = ["-created_at", "-id"]
+
+
+class StartupClaim(OperatorDecision):
+    """A founder's request to own an unowned startup; an operator approves it in the admin."""
+
+    startup = models.ForeignKey(Startup, on_delete=models.CASCADE, related_name="claims")
+    account = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="startup_claims"
+    )
+
+    class Meta(OperatorDecision.Meta):
         constraints = [
             models.UniqueConstraint(
                 fields=["startup", "account"],
@@ -50,7 +59,7 @@ class ReportedRevenue(models.Model):
         return f"{self.startup}: {self.mrr}"
 
 
-class PendingChange(models.Model):
+class PendingChange(OperatorDecision):
     """A founder's change that waits for an operator in the admin before it is public: a
     self-reported MRR above SELF_REPORTED_MRR_REVIEW_ABOVE, or a new name or website for a
     verified startup. Meanwhile the public figures and identity stay as they were (a startup
@@ -59,11 +68,6 @@ class PendingChange(models.Model):
     class Kind(models.TextChoices):
         MRR = "mrr", "self-reported MRR"
         IDENTITY = "identity", "name or website"
-
-    class Status(models.TextChoices):
-        PENDING = "pending", "pending"
-        APPROVED = "approved", "approved"
-        REJECTED = "rejected", "rejected"
 
     startup = models.ForeignKey(Startup, on_delete=models.CASCADE, related_name="pending_changes")
     account = models.ForeignKey(
@@ -81,12 +85,8 @@ class PendingChange(models.Model):
     website = models.URLField(max_length=500, null=True, blank=True)
     # The startup was held unpublished at creation for this figure: deciding publishes it.
     publishes = models.BooleanField(default=False)
-    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
-    created_at = models.DateTimeField(auto_now_add=True)
-    decided_at = models.DateTimeField(null=True, blank=True)
 
-    class Meta:
-        ordering = ["-created_at", "-id"]
+    class Meta(OperatorDecision.Meta):
         constraints = [
             models.UniqueConstraint(
                 fields=["startup", "kind"],
