@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from accounts.models import User
 from founders.models import PendingChange, ReportedRevenue
-from startups.changes import change_of, startups_change_record
+from startups.changes import api_fields, change_of, startups_change_record
 from startups.models import Startup
 from verification.selectors import startup_revenue_is_locked
 
@@ -120,6 +120,6 @@ def _record(startup_ids: list[int]) -> None:
     a name or website, or the startup published), in the decision's transaction."""
     startups = Startup.objects.filter(pk__in=startup_ids)
     startups_change_record(
-        change_of(startup, fields=["name", "website", "revenue.mrr", "revenue.arr", "isPublished"])
+        change_of(startup, fields=api_fields(["name", "website", "mrr", "arr", "is_published"]))
         for startup in startups
     )

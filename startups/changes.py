@@ -30,6 +30,7 @@ from django.db import connections
 from django.utils import timezone
 
 from core import rowcopies
+from core.renderers import camel_key
 from openstartup import readcache
 from startups.models import Change, Startup, Verification
 
@@ -41,30 +42,17 @@ TOMBSTONES = (DELETED, UNPUBLISHED)
 SEQUENCE_LOCK = 0x6F73_6368_616E_6765  # "oschange"
 DB = "default"
 
-# The startup's columns the API shows, by their API names (what `Change.fields` lists).
+# The startup's columns the API shows, by their API names (what `Change.fields` lists): the
+# REST renderer's own camelCase (`camel_key`), the headline figures under `revenue.`.
+_TOP_LEVEL = ("name", "slug", "icon", "description", "website", "category", "categories")
+_TOP_LEVEL += ("industry", "business_type", "founded", "country", "team_size", "technologies")
+_TOP_LEVEL += ("founder_name", "on_sale", "asking_price", "owner", "is_published")
 VISIBLE_COLUMNS = {
-    "name": "name",
-    "slug": "slug",
-    "icon": "icon",
-    "description": "description",
-    "website": "website",
-    "category": "category",
-    "categories": "categories",
-    "industry": "industry",
-    "business_type": "businessType",
-    "founded": "founded",
-    "country": "country",
-    "team_size": "teamSize",
-    "technologies": "technologies",
-    "founder_name": "founderName",
-    "mrr": "revenue.mrr",
-    "arr": "revenue.arr",
-    "currency": "revenue.currency",
-    "growth_30d": "revenue.growth30d",
-    "on_sale": "onSale",
-    "asking_price": "askingPrice",
-    "owner": "owner",
-    "is_published": "isPublished",
+    **{column: camel_key(column) for column in _TOP_LEVEL},
+    **{
+        column: f"revenue.{camel_key(column)}"
+        for column in ("mrr", "arr", "currency", "growth_30d")
+    },
     "ai_addon_active": "aiAddon",
     "ai_addon_expires_at": "aiAddon",
 }
@@ -206,7 +194,7 @@ def verified_figures_changes(
     shown with (`methodology_version`, `credential`, `provider_reported`), by column name."""
     headline = Startup.objects.filter(pk=startup_id).values("mrr", "arr", "currency").first()
     wanted = {"mrr": figures["mrr"], "arr": figures["arr"], "currency": "USD"}
-    changed = [f"revenue.{name}" for name, value in wanted.items() if headline[name] != value]
+    changed = [VISIBLE_COLUMNS[name] for name, value in wanted.items() if headline[name] != value]
     verification = Verification.objects.filter(startup_id=startup_id).first()
     if verification is None:
         return sorted({*changed, "revenue.verified", "verification"})

@@ -10,7 +10,7 @@ from datetime import UTC, date, datetime, timedelta
 from django.db import transaction
 from django.db.models import QuerySet
 
-from startups.changes import startup_change_record
+from startups.changes import api_fields, startup_change_record
 from startups.models import RevenueSnapshot, Startup, Verification
 
 GROWTH_DAYS = 30
@@ -62,7 +62,7 @@ def revenue_snapshot_record(*, startup: Startup, now: datetime) -> RevenueSnapsh
     stored = Startup.objects.filter(pk=startup.pk).values_list("growth_30d", flat=True).first()
     if stored != growth:
         Startup.objects.filter(pk=startup.pk).update(growth_30d=growth)
-        startup_change_record(startup=startup, fields=["revenue.growth30d"], now=now)
+        startup_change_record(startup=startup, fields=api_fields(["growth_30d"]), now=now)
     return RevenueSnapshot.objects.get(startup=startup, date=day)
 
 

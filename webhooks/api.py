@@ -66,9 +66,12 @@ class WebhookEndpointInputSerializer(serializers.Serializer):
         help_text="Only startups in one of these categories (case-insensitive); empty: all.",
     )
     verifiedOnly = serializers.BooleanField(  # noqa: N815 - the wire name
-        required=False, help_text="Only startups whose figures a payment provider verifies."
+        source="verified_only",
+        required=False,
+        help_text="Only startups whose figures a payment provider verifies.",
     )
     revenueThresholdPercent = serializers.IntegerField(  # noqa: N815 - the wire name
+        source="revenue_threshold_percent",
         required=False,
         min_value=0,
         max_value=1000,
@@ -80,12 +83,8 @@ class WebhookEndpointInputSerializer(serializers.Serializer):
     )
 
     def model_fields(self) -> dict:
-        data = dict(self.validated_data)
-        names = {
-            "verifiedOnly": "verified_only",
-            "revenueThresholdPercent": "revenue_threshold_percent",
-        }
-        return {names.get(key, key): value for key, value in data.items()}
+        # The camelCase wire names map to the model's by `source` (as startups/params.py does).
+        return dict(self.validated_data)
 
 
 class WebhookEndpointSerializer(serializers.Serializer):
