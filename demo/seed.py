@@ -16,6 +16,7 @@ from django.db import DEFAULT_DB_ALIAS, connections, transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
+from core.formats import month_start
 from openstartup import readcache
 from startups.changes import loaded_changes, slugs_present, startups_change_record
 from startups.models import Founder, RevenueSnapshot, Social, Startup
@@ -354,7 +355,7 @@ def _recipe(
     return demo_provider.Recipe(
         seed=SEED + index,
         level=max(1, level),
-        start=(today - timedelta(days=int(months * 30.4375) - 15)).replace(day=1),
+        start=month_start(today - timedelta(days=int(months * 30.4375) - 15)),
         plateau=today - timedelta(days=rng.randint(-20, 60)),
         kind=demo_provider.SALES if sales_only else demo_provider.SUBSCRIPTIONS,
     )

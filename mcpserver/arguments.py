@@ -10,8 +10,12 @@ from typing import Any
 
 from rest_framework import serializers
 
-DEFAULT_LIMIT = 10
-MAX_LIMIT = 50
+from core.formats import whole_dollars
+from quota.plans import PRO
+
+# MCP spends no allowance (like /api/ai): a call returns as many results as one Pro request.
+DEFAULT_LIMIT = PRO.default_limit
+MAX_LIMIT = PRO.max_limit
 MAX_TEXT = 200
 
 
@@ -105,7 +109,7 @@ class WholeDollars(serializers.Field):
             self.fail("invalid")
         if not math.isfinite(data) or data < 0 or data > 2**62:
             self.fail("invalid")
-        return math.ceil(data) if self.rounding == "up" else math.floor(data)
+        return whole_dollars(data, rounding=self.rounding)
 
     def to_representation(self, value: Any) -> Any:
         return value

@@ -8,7 +8,7 @@ Every /api/v1 response carries them, errors included: metered DRF views get them
 import math
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime
+from datetime import datetime
 
 from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
@@ -17,7 +17,7 @@ from rest_framework.response import Response
 from rest_framework.settings import api_settings
 
 from core.errors import InvalidApiKey
-from core.formats import iso_timestamp, month_start
+from core.formats import iso_timestamp, month_start_at
 from core.surfaces import is_rest
 from quota.callers import caller_for, request_caller
 from quota.services import (
@@ -53,18 +53,13 @@ def ratelimit_items(status: QuotaStatus, now: datetime | None = None) -> dict[st
     if status.limit is None:
         return {}
     now = now or timezone.now()
-    window = status.resets_at - month_start_moment(now)
+    window = status.resets_at - month_start_at(now)
     reset_in = max(0, math.ceil((status.resets_at - now).total_seconds()))
     name = f'"{MONTHLY_POLICY}"'
     return {
         "RateLimit-Policy": f"{name};q={status.limit};w={int(window.total_seconds())}",
         "RateLimit": f"{name};r={status.remaining};t={reset_in}",
     }
-
-
-def month_start_moment(now: datetime) -> datetime:
-    start = month_start(now)
-    return datetime(start.year, start.month, 1, tzinfo=UTC)
 
 
 def quota_headers(status: QuotaStatus) -> dict[str, str]:

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime, timedelta
+from datetime import date, datetime, timedelta
 
 from django.conf import settings
 from django.db import connection, transaction
@@ -31,7 +31,7 @@ from django.http import HttpResponse
 from django.utils import timezone
 
 from core.errors import QuotaExceeded
-from core.formats import iso_timestamp, month_start
+from core.formats import iso_timestamp, month_start, next_month_start_at
 from core.postgresql import prepared_cursor
 from quota.models import MonthlyUsage, QuotaHold
 from quota.plans import PlanLimits
@@ -84,9 +84,8 @@ class Reservation:
     @property
     def status(self) -> QuotaStatus:
         """The caller's figures as this reservation left them (refunds included)."""
-        start = datetime(self.month.year, self.month.month, 1, tzinfo=UTC)
         return QuotaStatus(
-            plan=self.caller.plan, used=max(0, self.counted), resets_at=next_reset(start)
+            plan=self.caller.plan, used=max(0, self.counted), resets_at=next_reset(self.month)
         )
 
     def use(self, count: int) -> None:
@@ -95,11 +94,9 @@ class Reservation:
         self.used = count
 
 
-def next_reset(now: datetime) -> datetime:
+def next_reset(now: datetime | date) -> datetime:
     """The 1st of the next UTC month, 00:00 UTC: when the allowance resets."""
-    utc = now.astimezone(UTC)
-    year, month = (utc.year + 1, 1) if utc.month == 12 else (utc.year, utc.month + 1)
-    return datetime(year, month, 1, tzinfo=UTC)
+    return next_month_start_at(now)
 
 
 def _owner(caller: Caller) -> tuple[str, int | str]:

@@ -15,6 +15,7 @@ from typing import Any
 from django.utils.dateparse import parse_date, parse_datetime
 from rest_framework import serializers
 
+from core.formats import whole_dollars
 from startups.selectors import After, decode_cursor, website_domain
 
 # Bounds that keep any number a client sends inside what both databases can compare.
@@ -85,7 +86,7 @@ class LenientMoney(LenientField):
         value = float(raw)
         if not math.isfinite(value):
             return None
-        whole = math.ceil(value) if self.rounding == "up" else math.floor(value)
+        whole = whole_dollars(value, rounding=self.rounding)
         return max(-_BIGINT_MAX, min(_BIGINT_MAX, whole))
 
 

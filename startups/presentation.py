@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from django.utils.html import escape as html_escape
 
 from core.escaping import markdown_text, markdown_url, xml_text
+from core.formats import usd_text
 
 CHART_WIDTH, CHART_HEIGHT = 640, 220
 CHART_TOP, CHART_BOTTOM, CHART_LEFT = 30, 34, 8
@@ -103,7 +104,7 @@ def badge_text(startup: dict) -> str:
     if verification and verification["provider"] == "demo":
         return "demo data"
     if revenue["verified"] and revenue["mrr"] is not None:
-        return f"${revenue['mrr']:,} MRR verified"
+        return f"{usd_text(revenue['mrr'])} MRR verified"
     if revenue["verified"]:
         return "verified revenue"
     return "self-reported"
@@ -144,7 +145,7 @@ def badge_embed_html(startup: dict) -> str:
 
 
 def _usd(value: int | None) -> str:
-    return "unknown" if value is None else f"${value:,}"
+    return "unknown" if value is None else usd_text(value)
 
 
 def startup_markdown(startup: dict) -> str:

@@ -87,7 +87,8 @@ ROUTE_DOCS = {
         "List startups",
         "GET",
         "Paginated list, `{data, meta}`. Query: page (from 1), limit (1 to the plan maximum, "
-        "default 10), sort (mrr-desc, mrr-asc, name-asc, name-desc, growth-desc, updated-desc), "
+        f"default {FREE.default_limit}), sort (mrr-desc, mrr-asc, name-asc, name-desc, "
+        "growth-desc, updated-desc), "
         "q (text in name, category, description), category (partial match), onSale (true/false), "
         "minMrr, maxMrr (USD, inclusive), verified (true/false), website (a domain), country, "
         "updatedSince (ISO 8601), fields (sparse fieldset), cursor (meta.nextCursor of the "
@@ -453,8 +454,8 @@ def llms_txt(request: HttpRequest) -> str:
         + " Never put an API key in a URL: a query-string key gets 400 `api_key_in_query`.",
         f"- [Data use]({guide}#data-use): Credit the service with a link to the startup's "
         "profile URL where data is shown. Do not resell the raw dataset. Do not present "
-        "self-reported figures as verified. More than 50 records per request or a bulk export: "
-        "contact the operator.",
+        f"self-reported figures as verified. More than {PRO.max_limit} records per request or a "
+        "bulk export: contact the operator.",
     ]
 
     lines = [

@@ -19,7 +19,7 @@ from django.views.decorators.cache import cache_page
 from django.views.decorators.http import require_safe
 
 from billing.templatetags.plans import pro_offer
-from core.formats import site_url
+from core.formats import site_url, usd_text
 from openstartup import readcache
 from openstartup.readcache import startup_page, startup_profile_json
 from startups.params import (
@@ -82,7 +82,7 @@ def list_rows(startups: list) -> list[dict]:
 def profile_description(startup: dict, trust: Trust) -> str:
     """The profile's one-line summary for search results and link previews."""
     mrr = startup["revenue"]["mrr"]
-    parts = [f"{startup['name']}: " + (f"${mrr:,} MRR, " if mrr is not None else "")]
+    parts = [f"{startup['name']}: " + (f"{usd_text(mrr)} MRR, " if mrr is not None else "")]
     parts.append(f"{trust.label.lower()} revenue")
     if startup["category"]:
         parts.append(f" ({startup['category']})")

@@ -16,7 +16,7 @@ from django.db.models import Max
 
 from accounts.models import User
 from apikeys.services import account_plan
-from core.formats import iso_timestamp, month_start
+from core.formats import iso_timestamp, month_start_at
 from core.renderers import camelize
 from startups.attestation import attestation_payload, attestation_sign
 from startups.changes import TOMBSTONES
@@ -126,7 +126,7 @@ class _Queue:
     def __init__(self, now: datetime):
         self.now = now
         self.endpoints = list(Endpoint.objects.filter(enabled=True))
-        self.month = datetime.combine(month_start(now), datetime.min.time(), tzinfo=now.tzinfo)
+        self.month = month_start_at(now)
         self.allowance: dict[int, int] = {}
 
     def _allowance_left(self, endpoint: Endpoint) -> int:

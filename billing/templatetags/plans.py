@@ -34,6 +34,12 @@ def pro_offer() -> dict:
     }
 
 
+@register.simple_tag
+def free_allowance() -> int | None:
+    """The Free plan's records a month (quota/plans.py), for pages that mention it in passing."""
+    return FREE.monthly_allowance
+
+
 @register.inclusion_tag("billing/_pricing.html")
 def pricing(heading: str = "h2") -> dict:
     return {**pro_offer(), "heading": heading}

@@ -309,7 +309,7 @@ def compute(*, raw: dict, now: datetime) -> ProviderFigures:
     for day, text in sorted(raw["daily"].items()):
         gross, refunds = sales(text)
         at = date.fromisoformat(day)
-        month = date(at.year, at.month, 1)
+        month = month_start(at)
         if raw["monthly"].get(month.isoformat()) is None:
             # A month without its monthly report (this one, or last one not yet published).
             _add(monthly.setdefault(month, MonthFigures()), gross, refunds)

@@ -8,6 +8,7 @@ from django.utils.html import escape
 from django.utils.safestring import mark_safe
 from django.utils.timesince import timesince
 
+from core.formats import usd_text
 from startups.models import Startup
 from startups.trust import Trust, trust_of
 
@@ -20,7 +21,7 @@ def usd(value: int | None) -> str:
     page shows money through this filter."""
     if value is None or value == "":
         return "—"
-    return f"${int(value):,}"
+    return usd_text(value)
 
 
 def _when(value: datetime | str | None) -> datetime | None:
