@@ -4,6 +4,7 @@ healthy process), and readiness must say which database failed within its own de
 
 import threading
 import time
+import urllib.request
 
 import pytest
 
@@ -64,6 +65,46 @@ def test_healthz_answers_within_a_second_while_every_thread_waits_on_the_databas
             assert ready[2] < dbdeadline.READYZ_DEADLINE_SECONDS + 1, ready
             # The requests were really held by the database (each answered 503 at its deadline).
             assert len(answered) >= 8 and {status for status, _ in answered} == {503}, answered
+
+
+@pytest.mark.skipif(not ON_POSTGRES, reason="needs PostgreSQL (DATABASE_URL)")
+@pytest.mark.django_db(transaction=True)
+def test_healthz_fails_when_every_thread_is_stuck_past_the_worker_timeout():
+    """Liveness must not say "alive" for a worker that serves nothing: with every request
+    thread held longer than GUNICORN_TIMEOUT (a deadline above it, which production never
+    sets), /healthz waits behind them like any request and the probe times out."""
+    make_startup(name="Wedged", mrr=5)
+    with proxied_database() as (proxy, url):
+        env = {
+            "DATABASE_URL": url,
+            "DB_REQUEST_DEADLINE_SECONDS": "12",
+            "DB_CONNECT_TIMEOUT": "12",
+            "GUNICORN_TIMEOUT": "2",
+            "GUNICORN_THREADS": "2",
+            "REDIS_URL": "",
+            "GUNICORN_ACCESS_LOG": "",
+        }
+        with gunicorn_server(env, workers=1) as port:
+            assert http_get(port, "/api/v1/startups")[0] == 200
+            proxy.mode = "hang"
+            clients = [
+                threading.Thread(target=http_get, args=(port, "/api/v1/startups?page=1"))
+                for _ in range(2)
+            ]
+            for client in clients:
+                client.start()
+            try:
+                status, _, seconds = http_get(port, "/healthz")
+                assert (status, seconds < 1) == (200, True)  # stuck for less than the timeout
+                time.sleep(3)
+                started = time.monotonic()
+                with pytest.raises(TimeoutError):
+                    urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2)  # noqa: S310
+                assert time.monotonic() - started >= 2
+            finally:
+                proxy.mode = "pass"
+                for client in clients:
+                    client.join(timeout=30)
 
 
 def test_only_bodiless_get_and_head_of_the_probe_paths_take_the_probe_threads():
