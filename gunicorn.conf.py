@@ -21,8 +21,9 @@ workers = env_int("WEB_CONCURRENCY", min(2 * multiprocessing.cpu_count() + 1, 12
 # The threaded worker, always: a connection that has not sent its request yet waits in the
 # worker's poller, not in a thread, so slow or half-open clients cannot take every worker (the
 # sync worker gives each connection a whole process until it is done). One database connection
-# per thread. A client that drips its headers still holds a thread: the proxy in front must
-# buffer requests (docs/deployment.md).
+# per thread. Request bodies are still read by a thread: the proxy in front must buffer
+# requests (docs/deployment.md). The probes get a thread each besides these (`/healthz` one,
+# `/readyz` one), so liveness answers while every request thread waits on a stalled database.
 worker_class = "core.gunicorn_worker.ThreadWorker"
 threads = env_int("GUNICORN_THREADS", 4)
 

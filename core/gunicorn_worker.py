@@ -3,10 +3,11 @@
 gthread gives every accepted connection to a thread that blocks until the request head has
 arrived (after waiting up to 5 s for a first byte). Forty idle connections then hold four
 threads for fifty seconds, and a client that sends half its headers holds a thread for good:
-`/healthz` waits behind them. This worker reads a request head without blocking instead: while
-the head is incomplete the connection waits in the worker's poller, not in a thread, and the
-bytes read so far are kept; once the blank line has arrived (or the head is too large, which
-the parser then refuses) the request is parsed and served as usual. A head that takes more
+`/healthz` waits behind them. This worker reads a request head without blocking instead, on
+its main thread (the one that accepts and polls): while the head is incomplete the connection
+waits in the worker's poller, not in a thread, and the bytes read so far are kept; once the
+blank line has arrived (or the head is too large, which the parser then refuses) the request
+is parsed and served as usual. A head that takes more
 than HEAD_TIMEOUT_SECONDS in all, or a connection silent for the keep-alive timeout, is closed.
 
 Request bodies are still read by the thread: the proxy in front buffers them
@@ -24,11 +25,27 @@ DATA_UPLOAD_MAX_MEMORY_SIZE, a 405 or 429 that never looked at it) says `Connect
 the connection is closed after it: gunicorn drains at most 64 KiB of an unread body before
 reusing a connection and otherwise drops it, so a response announcing keep-alive would make the
 client send its next request into a connection about to close.
+
+The probes have threads of their own. The head is read on the worker's main thread (the one
+that accepts and polls), so the worker sees which path a request asks for before any thread
+takes it: `GET /healthz` goes to a liveness thread and `GET /readyz` to a readiness thread,
+each a pool of one, and everything else to the `threads` pool. With every request thread
+waiting on a stalled database (up to DB_REQUEST_DEADLINE_SECONDS each, and more queued behind
+them) the liveness probe still answers in milliseconds, and `/readyz` reports the stalled
+alias within its own READYZ_DEADLINE_SECONDS instead of queueing behind the requests it is
+meant to judge. The two never share a thread: a readiness check waiting on a database cannot
+delay liveness. A pool that is truly wedged (every thread busy and none finished for
+`timeout` seconds, which no deadline allows) sends `/healthz` into the request pool instead,
+so the probe fails and the orchestrator restarts the process rather than hearing "alive" from
+a worker that serves nothing.
 """
 
 import os
+import selectors
 import threading
 import time
+from concurrent import futures
+from functools import partial
 
 from gunicorn.http.body import ChunkedReader, EOFReader, LengthReader
 from gunicorn.workers import gthread
@@ -92,19 +109,97 @@ def close_when_body_unread(app):
     return application
 
 
-class ThreadWorker(gthread.ThreadWorker):
-    """gthread.ThreadWorker that parks connections in its poller until their head is in."""
+PROBE_PATHS = {b"/healthz": "live", b"/readyz": "ready"}
 
-    def handle(self, conn: gthread.TConn):
+
+def probe_of(head: bytes) -> str | None:
+    """ "live" or "ready" when `head` is a bodiless GET/HEAD of a probe path, else None."""
+    line, _, fields = head.partition(b"\r\n")
+    parts = line.split(b" ")
+    if len(parts) != 3 or parts[0] not in (b"GET", b"HEAD"):
+        return None
+    kind = PROBE_PATHS.get(parts[1].partition(b"?")[0])
+    if kind is None:
+        return None
+    lowered = fields.partition(HEAD_END)[0].lower()
+    if b"\ncontent-length:" in b"\n" + lowered or b"transfer-encoding:" in lowered:
+        return None  # a body to read: the ordinary way
+    return kind
+
+
+class ThreadWorker(gthread.ThreadWorker):
+    """gthread.ThreadWorker that reads request heads on its main thread, parks connections
+    in its poller until their head is in, and serves the probes on threads of their own."""
+
+    def init_process(self):
+        self.probe_pools = {
+            kind: futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"probe-{kind}")
+            for kind in ("live", "ready")
+        }
+        self.busy = 0  # requests submitted to the `threads` pool and not finished
+        self.progress = time.monotonic()  # when that pool last had a free thread or finished
+        super().init_process()
+
+    def run(self):
+        try:
+            super().run()
+        finally:
+            for pool in self.probe_pools.values():
+                pool.shutdown(wait=False)
+
+    def wedged(self) -> bool:
+        """Every request thread busy and none finished for `timeout` seconds."""
+        return self.busy >= self.cfg.threads and time.monotonic() - self.progress > self.cfg.timeout
+
+    def enqueue_req(self, conn: gthread.TConn):
+        """Main thread: read what has arrived of the head, then give the connection to the
+        thread that serves it (or park it in the poller until more arrives)."""
         if self.cfg.is_ssl or (conn.parser is not None and conn.parser.unreader.buf.getvalue()):
-            return super().handle(conn)  # TLS in gunicorn, or bytes read ahead already
+            return self.submit(conn, None)  # TLS in gunicorn, or bytes read ahead already
         complete = _read_head(conn)
         if complete is None:
-            conn.data_ready = False
-            return gthread._DEFER
+            conn.sock.setblocking(False)
+            conn.timeout = time.monotonic() + self.cfg.keepalive
+            self.pending_conns.append(conn)
+            self.poller.register(
+                conn.sock,
+                selectors.EVENT_READ,
+                partial(self.on_pending_socket_readable, conn),
+            )
+            return None
         if not complete:
-            return False
-        head, conn.head = bytes(conn.head), None
+            self.nr_conns -= 1
+            conn.close()
+            return None
+        kind = probe_of(bytes(conn.head))
+        if kind == "live" and self.wedged():
+            kind = None
+        return self.submit(conn, kind)
+
+    def submit(self, conn: gthread.TConn, probe: str | None) -> None:
+        if probe is None:
+            if self.busy < self.cfg.threads:
+                self.progress = time.monotonic()
+            self.busy += 1
+        conn.in_request_pool = probe is None
+        pool = self.tpool if probe is None else self.probe_pools[probe]
+        future = pool.submit(self.handle, conn)
+        future.add_done_callback(
+            lambda done: self.method_queue.defer(self.finish_request, conn, done)
+        )
+
+    def finish_request(self, conn: gthread.TConn, fs):
+        if getattr(conn, "in_request_pool", False):
+            conn.in_request_pool = False
+            self.busy -= 1
+            self.progress = time.monotonic()
+        return super().finish_request(conn, fs)
+
+    def handle(self, conn: gthread.TConn):
+        head = getattr(conn, "head", None)
+        if head is None:
+            return super().handle(conn)  # TLS in gunicorn, or bytes read ahead already
+        head, conn.head = bytes(head), None
         conn.data_ready = True
         conn.init()
         if getattr(conn, "is_http2", False):

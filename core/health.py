@@ -1,7 +1,9 @@
 """Probes for load balancers and orchestrators: plain Django views, no authentication, no quota.
 
 `/healthz` says the process answers (liveness: restart it if not). It touches neither the
-database nor Redis, so it answers while either is down or slow.
+database nor Redis, so it answers while either is down or slow; under gunicorn it is served
+by a thread of its own (core/gunicorn_worker.py), so it answers too while every request thread
+waits on the database.
 
 `/readyz` says it can serve (readiness: take it out of rotation if not): PostgreSQL and the
 cache both answer. Each database alias is checked under its own deadline,
@@ -12,7 +14,8 @@ unready: requests then read the primary (core/replica.py), and a replica shared 
 instance must not take the whole fleet out of rotation; a failed check opens the replica's
 breaker, a success closes it. Probes share nothing, so any number of concurrent probes never
 report a healthy dependency as down. The cache check always asks Redis, even while the circuit
-breaker is open, and a success closes the breaker.
+breaker is open, and a success closes the breaker. Under gunicorn `/readyz` also has a thread
+of its own: it never queues behind the requests it judges, nor delays `/healthz`.
 """
 
 import secrets

@@ -18,6 +18,17 @@ REPLICA_MAX_LAG_SECONDS ago is still not replayed (measured from the replica's r
 position, per process). While open, requests read the primary without asking the replica;
 then one request checks again. Outside web requests (management commands, the refresh worker)
 everything reads the primary. State is per process.
+
+The read cache (openstartup/readcache.py) asks another question: may a copy filed under the
+data token `<epoch>.<sequence>` be filled from the replica? `fill_alias(token)` says yes when
+the replica's own highest change sequence (`startups_change`, whose ids are handed out in
+commit order, each in the transaction of the write it records) has reached the token's: the
+replica has then replayed that write and every earlier one, so the copy is never older than
+its token. One bounded query on the replica per request and token, none on the primary. A
+token that carries no sequence (a write the change sequence does not itemise) falls back to
+the replay-position rule above. The same breaker and lag rule apply: a replica that fails
+the check trips the breaker, one that stays behind a token's sequence for more than
+REPLICA_MAX_LAG_SECONDS trips it too.
 """
 
 import logging
@@ -27,7 +38,7 @@ import time
 from django.conf import settings
 from django.db import DatabaseError, connections
 
-from core import dbdeadline
+from core import dbdeadline, rowcopies
 
 PRIMARY = "default"
 REPLICA = "replica"
@@ -38,8 +49,9 @@ class ReplicaBreaker:
     def __init__(self) -> None:
         self._open_until = 0.0
         self._lock = threading.Lock()
-        # (primary WAL position not yet replayed, when it was first seen): the lag clock.
-        self._pending: tuple[int, float] | None = None
+        # Per measure ("wal": WAL positions, "sequence": change sequence numbers), the position
+        # not yet replayed and when it was first seen: the lag clock.
+        self._pending: dict[str, tuple[int, float]] = {}
 
     def is_open(self) -> bool:
         return time.monotonic() < self._open_until
@@ -49,25 +61,26 @@ class ReplicaBreaker:
             if not self.is_open():
                 logger.warning("read replica skipped for %ss: %s", _breaker_seconds(), why)
             self._open_until = time.monotonic() + _breaker_seconds()
-            self._pending = None
+            self._pending = {}
 
     def reset(self) -> None:
         with self._lock:
             self._open_until = 0.0
-            self._pending = None
+            self._pending = {}
 
-    def observe(self, primary_lsn: int, replayed_lsn: int) -> bool:
+    def observe(self, primary_lsn: int, replayed_lsn: int, measure: str = "wal") -> bool:
         """Record one check; True when the replica has replayed `primary_lsn`. Trips the
         breaker when a position seen more than REPLICA_MAX_LAG_SECONDS ago is still pending."""
         now = time.monotonic()
         with self._lock:
+            pending = self._pending.get(measure)
             if replayed_lsn >= primary_lsn:
-                if self._pending is not None and replayed_lsn >= self._pending[0]:
-                    self._pending = None
+                if pending is not None and replayed_lsn >= pending[0]:
+                    del self._pending[measure]
                 return True
-            if self._pending is None or replayed_lsn >= self._pending[0]:
-                self._pending = (primary_lsn, now)
-            lagging = now - self._pending[1] > settings.REPLICA_MAX_LAG_SECONDS
+            if pending is None or replayed_lsn >= pending[0]:
+                pending = self._pending[measure] = (primary_lsn, now)
+            lagging = now - pending[1] > settings.REPLICA_MAX_LAG_SECONDS
         if lagging:
             self.trip("replay lags more than REPLICA_MAX_LAG_SECONDS")
         return False
@@ -135,3 +148,46 @@ def read_alias() -> str:
         watch.read_alias = PRIMARY  # while deciding (the check's own queries)
         watch.read_alias = _decide()
     return watch.read_alias
+
+
+# Whether the replica is a standby, and the highest change sequence it has replayed.
+_REPLAYED_SEQUENCE = "SELECT pg_is_in_recovery(), coalesce(max(id), 0)::bigint FROM startups_change"
+_fill = threading.local()  # (the request's watch, token, alias): decided once per token
+
+
+def fill_alias(token: str | None) -> str:
+    """The alias to fill a read-cache copy filed under the data `token` from: the replica
+    when it has replayed the write that produced `token` (its change sequence has reached
+    the token's), is up and answers within REPLICA_CHECK_SECONDS, and its breaker is
+    closed; otherwise the primary. Outside web requests, without a replica or a token: the
+    primary."""
+    watch = dbdeadline.current()
+    if watch is None or token is None or not configured():
+        return PRIMARY
+    decided = getattr(_fill, "decided", None)
+    if decided is not None and decided[0] is watch and decided[1] == token:
+        return decided[2]
+    alias = _fill_decision(token)
+    _fill.decided = (watch, token, alias)
+    return alias
+
+
+def _fill_decision(token: str) -> str:
+    if breaker.is_open() or connections[PRIMARY].vendor != "postgresql":
+        return PRIMARY
+    sequence = rowcopies.parse(token)[1]
+    if sequence is None:  # no sequence: the replay position against the primary's, read now
+        return _decide()  # (after the token: a position past the write that produced it)
+    try:
+        with dbdeadline.bounded(settings.REPLICA_CHECK_SECONDS):
+            with connections[REPLICA].cursor() as cursor:
+                cursor.execute(_REPLAYED_SEQUENCE)
+                standby, replayed = cursor.fetchone()
+    except DatabaseError as error:
+        breaker.trip(f"{type(error).__name__}: {error}".strip())
+        _discard(REPLICA)
+        return PRIMARY
+    if not standby:  # not a standby (a misconfiguration): never trust it
+        breaker.trip("DATABASE_REPLICA_URL is not a standby")
+        return PRIMARY
+    return REPLICA if breaker.observe(sequence, replayed, "sequence") else PRIMARY

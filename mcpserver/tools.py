@@ -16,6 +16,7 @@ from django.http import HttpRequest
 from rest_framework import serializers
 
 from aisurface.serializers import AiMatchSerializer, AiProfileSerializer
+from core import replica
 from core.formats import site_url
 from mcpserver.arguments import (
     LimitField,
@@ -204,12 +205,14 @@ class RevenueArguments(ToolArguments):
         return attrs
 
 
-# Tool results are kept under the data token (call_tool): what fills them reads the primary.
-_DB = readcache.PRIMARY
+# Tool results are kept under the data token (call_tool): what fills them reads the primary,
+# or the replica once it has replayed the write that produced the token (core/replica.py).
+def _db() -> str:
+    return replica.fill_alias(readcache.current("data"))
 
 
 def _matches(request: HttpRequest, *, detail: bool = False, **filters: Any) -> dict:
-    startups = ai_startup_list(**filters, db=_DB)
+    startups = ai_startup_list(**filters, db=_db())
     data = AiMatchSerializer(startups, many=True, context={"request": request}).data
     length = DETAIL_DESCRIPTION if detail else COMPACT_DESCRIPTION
     for match in data:
@@ -222,7 +225,7 @@ def _search_startups(request: HttpRequest, args: dict) -> dict:
 
 
 def _get_startup(request: HttpRequest, args: dict) -> dict:
-    startup = ai_startup_get(slug=args["slug"], db=_DB)
+    startup = ai_startup_get(slug=args["slug"], db=_db())
     if startup is None:
         raise ToolError(
             f"No AI-enabled startup has slug '{args['slug']}'. "
@@ -249,7 +252,7 @@ def _by_industry(request: HttpRequest, args: dict) -> dict:
 
 
 def _history(request: HttpRequest, args: dict) -> dict:
-    startup = ai_enabled_startups(db=_DB).filter(slug=args["slug"]).first()
+    startup = ai_enabled_startups(db=_db()).filter(slug=args["slug"]).first()
     if startup is None:
         raise ToolError(
             f"No AI-enabled startup has slug '{args['slug']}'. "

@@ -59,7 +59,7 @@ from django.http import HttpRequest
 
 from accounts.models import User
 from apikeys.models import ApiKey, Subscription
-from core import dbdeadline, rowcopies, tokenwatch
+from core import dbdeadline, replica, rowcopies, tokenwatch
 from core.formats import site_url
 from core.postgresql import prepared_rows
 from core.renderers import CamelCaseJSONRenderer, JSONRenderer
@@ -397,7 +397,7 @@ def startup_profile_json(*, slug: str, request: HttpRequest) -> bytes | None:
     stamp = row_stamp()
     if (found := PROFILES.lookup([key], stamp).get(key)) is not None:
         return found
-    startup = startup_get(slug=slug, db=PRIMARY)
+    startup = startup_get(slug=slug, db=replica.fill_alias(current("data")))
     if startup is None:
         return None
     data = StartupDetailSerializer(startup, context={"request": request}).data
@@ -488,7 +488,7 @@ class _RankIndexCopy:
         index, claimed = _shared_index(token, wait=wait)
         if index is None:
             try:
-                index = rankindex.build(db=PRIMARY)  # read after the token: never newer
+                index = rankindex.build(db=replica.fill_alias(token))  # after the token
             finally:
                 if claimed:  # others may be waiting for this build: not any more
                     cache.delete(_build_claim(token))
@@ -654,7 +654,7 @@ def _term_places(index: rankindex.RankIndex, token: str, term: str) -> array | N
             )
             if shared is not None:
                 return shared
-        places = index.fetch_term(term, db=PRIMARY)
+        places = index.fetch_term(term, db=replica.fill_alias(token))
         if _read_tokens().get("data") != token:
             return None  # a write committed meanwhile: the places may be newer than the index
         index.keep_term(term, places)
@@ -683,7 +683,7 @@ def _page_from_index(
     if filters.q and not filters.category and _term_places(index, token, filters.q) is None:
         return None
     asked_sql = False
-    subsets = index.subsets(filters, db=PRIMARY)
+    subsets = index.subsets(filters, db=replica.fill_alias(token))
     if subsets is False:
         return None
     total = index.total(filters, subsets)
@@ -691,12 +691,12 @@ def _page_from_index(
     if after is not None and limit <= 0:
         ids, more = [], False
     elif after is not None and filters.sort == selectors.DEFAULT_SORT:
-        place = index.after_place(after, db=PRIMARY)
+        place = index.after_place(after, db=replica.fill_alias(token))
         ids = index.default_order_ids(filters, subsets, 0, limit + 1, start=place)
         more, ids, asked_sql = len(ids) > limit, ids[:limit], True
     elif after is not None:
         ordered = selectors.startups_after(
-            selectors.startup_list(filters=filters).using(PRIMARY), after
+            selectors.startup_list(filters=filters).using(replica.fill_alias(token)), after
         )
         ids, seen = _ids_with_token(ordered, 0, limit + 1)
         more, ids, asked_sql = len(ids) > limit, ids[:limit], True
@@ -705,7 +705,7 @@ def _page_from_index(
     elif (walked := index.page_ids(filters, subsets, offset, limit)) is not None:
         ids = walked
     else:  # an order the index does not hold: its b-tree walked in SQL for the page's ids
-        ordered = selectors.startup_list(filters=filters).using(PRIMARY)
+        ordered = selectors.startup_list(filters=filters).using(replica.fill_alias(token))
         ids, seen = _ids_with_token(ordered, offset, offset + limit)
         asked_sql = True
     if asked_sql and (seen or _read_tokens().get("data")) != token:
@@ -733,7 +733,8 @@ def _ranked_rows(ids: list[int], ranks: list[int | None]) -> list[Startup]:
     rows = LIST_ROWS.lookup(ids, stamp)
     missing = [startup_id for startup_id in ids if startup_id not in rows]
     if missing:
-        for startup_id, startup in selectors.list_rows(missing, db=PRIMARY).items():
+        fill = replica.fill_alias(current("data"))
+        for startup_id, startup in selectors.list_rows(missing, db=fill).items():
             rows[startup_id] = kept = _kept_row(startup)
             LIST_ROWS.put(startup_id, kept, startup_id, stamp)
     startups = []
@@ -775,7 +776,11 @@ def _sql_page(
     """`selectors.startup_page` read from the primary, its rows kept as copies."""
     stamp = row_stamp()  # before the rows are read
     page = selectors.startup_page(
-        filters=filters, offset=offset, limit=limit, after=after, db=PRIMARY
+        filters=filters,
+        offset=offset,
+        limit=limit,
+        after=after,
+        db=replica.fill_alias(current("data")),
     )
     for startup in page.startups:
         LIST_ROWS.put(startup.id, _kept_row(startup), startup.id, stamp)

@@ -364,3 +364,117 @@ def test_lag_is_measured_from_the_replay_position_and_opens_the_breaker(monkeypa
     assert breaker.observe(320, 255) is False and breaker.is_open()  # 260 pending for 1.3 s
     clock[0] += settings.REPLICA_BREAKER_SECONDS + 0.1
     assert not breaker.is_open() and breaker.observe(400, 400) is True
+
+
+OFFLOAD = "offload-probe"
+# A visible write recorded in the change sequence, as every write path does (the data token
+# then names the write's sequence number).
+RECORDED_WRITE = (
+    "shell\0-c\0from django.db import transaction\n"
+    "from startups.changes import startup_change_record\n"
+    "from tests.factories import make_ai_startup, make_user\n"
+    "from startups.models import Startup\n"
+    "with transaction.atomic():\n"
+    "    s = Startup.objects.filter(slug='{slug}').first()\n"
+    "    if s is None:\n"
+    "        s = make_ai_startup(\n"
+    "            name='Offload Probe', slug='{slug}', mrr={mrr},\n"
+    "            owner=make_user(username='offload', email='offload@example.com'))\n"
+    "    s.mrr = {mrr}\n"
+    "    s.save()\n"
+    "    startup_change_record(startup=s, fields=['mrr'])\n"
+)
+
+# The dataset surfaces the read cache fills: list, REST detail, AI profile, MCP profile.
+FILLED = {
+    "list": lambda s: ("/api/v1/startups?limit=100", None),
+    "rest": lambda s: (f"/api/v1/startups/{s}", None),
+    "ai": lambda s: (f"/api/ai/startups/{s}", None),
+    "mcp": lambda s: ("/api/mcp", _mcp("get_startup", s)),
+}
+
+
+def _mrr_in(document) -> int | None:
+    """The first `mrr` in a JSON document, however deep (each surface has its own shape)."""
+    if isinstance(document, dict):
+        if isinstance(document.get("mrr"), int):
+            return document["mrr"]
+        document = list(document.values())
+    if isinstance(document, list):
+        for item in document:
+            if (found := _mrr_in(item)) is not None:
+                return found
+    return None
+
+
+def mrr_shown(port: int, slug: str) -> dict[str, int | None]:
+    """The MRR each filled surface shows for `slug` (None: not shown)."""
+    shown = {}
+    for name, make in FILLED.items():
+        path, body = make(slug)
+        status, content, _ = _call(port, path, body)
+        found = json.loads(content) if status == 200 else {}
+        if name == "list":
+            found = [row for row in found.get("data", []) if row.get("slug") == slug]
+        elif name == "mcp":
+            result = found.get("result") or {}
+            found = {} if result.get("isError") else result.get("structuredContent")
+        shown[name] = _mrr_in(found)
+    return shown
+
+
+def startup_reads(cluster: Cluster) -> int:
+    """How many scans of the startups table this server has run (its own statistics: the
+    standby keeps them for the queries it answers). A session reports its counts when it
+    ends, so the server's client sessions are ended first (the service reconnects)."""
+    cluster.sql(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+        " WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()"
+    )
+    time.sleep(0.3)  # the ended sessions have reported
+    return int(
+        cluster.sql(
+            "SELECT coalesce(seq_scan, 0) + coalesce(idx_scan, 0) FROM pg_stat_user_tables"
+            " WHERE relname = 'startups_startup'"
+        )
+    )
+
+
+def replayed_sequence(standby: Cluster) -> int:
+    return int(standby.sql("SELECT coalesce(max(id), 0) FROM startups_change"))
+
+
+@needs_postgres
+@pytest.mark.django_db(transaction=True)  # the migrated test database the clusters copy
+def test_filled_copies_come_from_the_primary_while_replay_lags_then_from_the_replica(
+    clusters, server
+):
+    """The read cache used to fill every copy (list, detail, AI, MCP) from the primary, so
+    the replica took none of that load. A copy may come from the replica once the replica has
+    replayed the write behind the data token, and must come from the primary before that."""
+    primary, standby = clusters
+    time.sleep(2.5)  # any breaker left open by an earlier test has closed
+    _wait_until_replayed(primary, standby)
+    standby.sql("SELECT pg_wal_replay_pause()")
+    try:
+        _manage(primary.url(), RECORDED_WRITE.format(slug=OFFLOAD, mrr=900))
+        sequence = int(
+            primary.sql("SELECT token FROM openstartup_generation WHERE kind = 'data'").split(".")[
+                1
+            ]
+        )
+        assert replayed_sequence(standby) < sequence  # the replica has not seen the write
+        # A new startup: every filled surface shows it at once, read from the primary.
+        assert mrr_shown(server, OFFLOAD) == dict.fromkeys(FILLED, 900)
+    finally:
+        standby.sql("SELECT pg_wal_replay_resume()")
+    _wait_until_replayed(primary, standby)
+    time.sleep(2.5)  # the lag during the pause opened the breaker for 2 s
+    _manage(primary.url(), RECORDED_WRITE.format(slug=OFFLOAD, mrr=1200))
+    _wait_until_replayed(primary, standby)
+    before = startup_reads(primary), startup_reads(standby)
+    assert mrr_shown(server, OFFLOAD) == dict.fromkeys(FILLED, 1200)
+    after = startup_reads(primary), startup_reads(standby)
+    # The copies were filled from the replica, and the primary read no startup for them.
+    assert after[1] > before[1], (before, after)
+    assert after[0] == before[0], (before, after)
