@@ -1,4 +1,4 @@
-"""Accounts against abuse (issue 18): e-mail confirmation before keys work, sign-up throttling,
+"""Accounts against abuse: e-mail confirmation before keys work, sign-up throttling,
 sign-up that never reveals a registered address, and sign-in lockout on both sign-in pages."""
 
 import io

@@ -1,4 +1,4 @@
-"""Issue 30, item 5: deleting an account leaves nothing of it acting. Its startups are
+"""Deleting an account leaves nothing of it acting. Its startups are
 disconnected (key and verification deleted, figures back to self-reported, nothing left for the
 hourly worker), its Pro subscription is cancelled through the Stripe SDK (against the local fake
 Stripe), its keys are revoked; if Stripe cannot cancel, nothing changes."""

@@ -1,4 +1,4 @@
-"""Issue 30 §8: the password-reset link starts with SITE_URL, as the confirmation e-mail's does,
+"""The password-reset link starts with SITE_URL, as the confirmation e-mail's does,
 whatever allowed Host and port the request named."""
 
 import re

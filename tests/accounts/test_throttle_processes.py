@@ -1,4 +1,4 @@
-"""Issue 30, item 6: the sign-in lockout and the sign-up limit count together across every server
+"""The sign-in lockout and the sign-up limit count together across every server
 process. Two real gunicorn instances on one database (SQLite by default; PostgreSQL and Redis
 when DATABASE_URL and REDIS_URL are set), hit through the sign-in and sign-up forms: failures
 and sign-ups spread over both still reach the limits on both."""

@@ -195,7 +195,7 @@ def test_filters_combine(client):
 def test_discovery_is_one_query(client, django_assert_num_queries):
     for n in range(5):
         make_ai_startup(slug=f"s{n}")
-    # Plus the read of the data token the answer is kept under (issue 12 §1).
+    # Plus the read of the data token the answer is kept under.
     with django_assert_num_queries(2):
         client.get("/api/ai/discovery")
     with django_assert_num_queries(1):  # served from the cache: only the token is read
@@ -328,7 +328,7 @@ def test_profile_queries_are_pinned(client, django_assert_num_queries):
     make_founder(startup)
     make_social(startup)
     make_verification(startup)
-    # data token (issue 12 §1) + startup (+owner, verification) + founders + socials
+    # data token + startup (+owner, verification) + founders + socials
     with django_assert_num_queries(4):
         assert client.get("/api/ai/startups/acme").status_code == 200
 
@@ -393,8 +393,8 @@ def test_stale_etag_gets_the_full_answer(client):
 
 
 def test_a_change_shows_at_once_on_the_ai_surface_too(client):
-    """Issue 12 §1: /api/ai answers are kept under the data token like every other surface,
-    so a write shows on the next request (it used to wait for AI_CACHE_SECONDS)."""
+    """/api/ai answers are kept under the data token like every other surface, so a write
+    shows on the next request, not after AI_CACHE_SECONDS."""
     startup = make_ai_startup(slug="acme", name="Old")
     first = client.get("/api/ai/startups/acme")
     assert client.get("/api/ai/startups/acme")["ETag"] == first["ETag"]  # kept meanwhile

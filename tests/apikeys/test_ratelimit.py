@@ -1,4 +1,4 @@
-"""Fair use (issue 18): a per-minute token bucket per caller on the API surfaces and pages,
+"""Fair use: a per-minute token bucket per caller on the API surfaces and pages,
 and API keys refused (and never logged) in the query string."""
 
 import json
@@ -187,7 +187,7 @@ def test_gunicorn_answers_400_and_never_logs_a_key_sent_in_the_url(tmp_path):
 
 
 def test_html_pages_get_the_fair_use_429_as_a_page(client, limited):
-    """Issue 30, decisions: the public pages are public, but the fair-use limit covers them too
+    """The public pages are public, but the fair-use limit covers them too
     (per address), and its refusal there is the site's page, not JSON."""
     make_startups(2)
     address = {"REMOTE_ADDR": "192.0.2.9"}

@@ -1,4 +1,4 @@
-"""Issue 36 §2: Pro leads somewhere. With Stripe configured, Checkout is reachable from the
+"""Pro leads somewhere. With Stripe configured, Checkout is reachable from the
 pricing section and the dashboard; without it, every mention of Pro names the operator's
 contact (escaped; linked only as mailto: or http(s)); the Free plan is a sample with its
 numbers; `make run` says how to turn billing on (manage.py billing_status)."""

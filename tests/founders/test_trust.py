@@ -1,4 +1,4 @@
-"""Issue 30, the founders' flow as an attacker would try it, through the dashboard's forms
+"""The founders' flow as an attacker would try it, through the dashboard's forms
 (Django test client), the operator's admin and the fake providers:
 - unconfirmed accounts cannot add, claim, edit or connect; a cap on startups per account;
 - a huge self-reported MRR is held for an operator, on no public surface until approved;
@@ -77,7 +77,7 @@ def profile(slug: str, **extra) -> dict:
     return {"name": slug.title(), "website": "", "mrr": "", **extra}
 
 
-# --- item 2: a confirmed e-mail for every founder's action ---
+# --- a confirmed e-mail for every founder's action ---
 
 
 @pytest.mark.django_db(transaction=True)
@@ -136,7 +136,7 @@ def test_an_account_owns_at_most_founder_max_startups_unless_an_operator_raises_
     assert Startup.objects.filter(owner=founder).count() == 3
 
 
-# --- item 2: a huge self-reported MRR waits for an operator ---
+# --- a huge self-reported MRR waits for an operator ---
 
 
 def public_surfaces(slug: str, name: str) -> dict[str, bool]:
@@ -248,7 +248,7 @@ def test_a_huge_mrr_on_an_edit_keeps_the_old_figure_public_until_approved(settin
     }
 
 
-# --- item 3: claims ---
+# --- claims ---
 
 
 def claim_rows(html: str) -> dict[str, str]:
@@ -302,7 +302,7 @@ def test_claims_need_a_confirmed_account_and_the_admin_shows_confirmation_and_do
     assert acme.owner is None
 
 
-# --- item 4: a verified label bound to its startup ---
+# --- a verified label bound to its startup ---
 
 
 @pytest.mark.django_db(transaction=True)
@@ -388,7 +388,7 @@ def test_renaming_a_verified_startup_waits_for_an_operator(stripe_fake):
     assert other.name == "Other Two"
 
 
-# --- item 9: connecting takes the "Sync now" slot ---
+# --- connecting takes the "Sync now" slot ---
 
 
 @pytest.mark.django_db(transaction=True)
@@ -410,7 +410,7 @@ def test_connecting_again_within_the_sync_interval_runs_no_second_sync(stripe_fa
     assert stripe_fake.calls("/v1/subscriptions") == syncs
 
 
-# --- item 4: every connector records its provider account (fakes of the documented endpoints) ---
+# --- every connector records its provider account (fakes of the documented endpoints) ---
 
 
 def identity_routes(provider: str, n: int) -> dict:

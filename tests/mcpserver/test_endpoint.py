@@ -190,8 +190,8 @@ def test_tools_list_has_the_seven_tools_with_schemas_and_annotations(client):
         assert tool["annotations"]["readOnlyHint"] is True
         assert tool["annotations"]["openWorldHint"] is False
         if "limit" in schema["properties"]:
-            # Issue 15 §4: values above 50 are capped, so the schema declares no maximum (it
-            # used to say maximum 50 while the server accepted 500) and its description says so.
+            # Values above 50 are capped, not refused, so the schema declares no maximum and its
+            # description says so.
             assert schema["properties"]["limit"] == {
                 "type": "integer",
                 "minimum": 1,
@@ -363,7 +363,7 @@ def test_tool_failures_come_back_in_band(client, dataset, name, arguments, fragm
 
 
 def test_an_unknown_tool_is_a_32602_protocol_error(client):
-    # Issue 15 §4 (was an in-band isError result): the MCP spec makes it -32602.
+    # A protocol error, not an in-band isError result: the MCP spec makes it -32602.
     body = rpc(client, "tools/call", {"name": "no_such_tool", "arguments": {}}, id=9)
     assert body["_status"] == 200
     assert body["id"] == 9

@@ -299,8 +299,8 @@ def test_a_metered_list_costs_five_queries_with_a_key_and_three_without(
     api_client.get(LIST)
     clear_caches()  # the list cache (total, page, ranks) starts cold
     # key with its account's plan, reserve (which returns the new count: no status read),
-    # count, page, and once the answer is written the delivery confirmation (issue 17 §4; on
-    # SQLite the reserve is a transaction)
+    # count, page, and once the answer is written the delivery confirmation, so
+    # records never delivered are never charged (on SQLite the reserve is a transaction)
     with django_assert_num_queries(5 + EXTRA_RESERVE_QUERIES):
         api_client.get(LIST, **bearer(raw))
     # reserve, page rows by id (total and page from the list cache), delivery

@@ -1,4 +1,4 @@
-"""Issue 15 §1: metering and headers that never surprise (HEAD, OPTIONS, RateLimit, warnings,
+"""Metering and headers that never surprise (HEAD, OPTIONS, RateLimit, warnings,
 X-Request-Id), through the HTTP test client and a real gunicorn."""
 
 import os

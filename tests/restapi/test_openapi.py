@@ -258,11 +258,11 @@ def test_docs_page_uses_only_assets_served_by_the_site():
     page = Client().get("/docs/")
     assert page.status_code == 200
     html = page.content.decode()
-    # The start-up script is a URL of its own (issue 18: no inline scripts under the CSP).
+    # The start-up script is a URL of its own: no inline scripts under the CSP.
     script = Client().get("/docs/?script=")
     assert script["Content-Type"].startswith("application/javascript")
     assert "/api/v1/openapi.json" in script.content.decode()
-    # Issue 36: the console's scripts are loaded on demand (static/js/docs.js), in this order.
+    # The console's scripts are loaded on demand (static/js/docs.js), in this order.
     assert ' /docs/?script="' in html
     assert "//cdn" not in html and "unpkg" not in html and "jsdelivr" not in html
     for asset in ("swagger-ui-bundle.js", "swagger-ui.css", "swagger-ui-standalone-preset.js"):
@@ -302,7 +302,7 @@ def test_the_hot_paths_never_build_the_declared_fields(verified_ai_startup, rf):
 
 
 def test_every_operation_documents_the_servers_request_line_bound(client):
-    # gunicorn refuses request lines over 8190 bytes with 414 before the API (issue 18 §3).
+    # gunicorn refuses request lines over 8190 bytes with 414 before the API.
     document = client.get("/api/v1/openapi.json").json()
     for path, item in document["paths"].items():
         for method, operation in item.items():
@@ -340,7 +340,7 @@ def _all_required(document: dict, component: str) -> None:
 
 
 def test_default_answers_are_exact_and_sparse_answers_have_their_own_schema(document):
-    """Issue 35: generated types must not make every field optional because `fields=` exists.
+    """Generated types must not make every field optional because `fields=` exists.
     The 200 bodies are the whole items; the `fields=` body is a separate, named schema."""
     schemas = document["components"]["schemas"]
     for envelope, item, where in (

@@ -1,4 +1,4 @@
-"""Issue 15 §2 and §3: Link headers, cursor paging, lookups, categories, the change feed and
+"""Link headers, cursor paging, lookups, categories, the change feed and
 the NDJSON export, through the HTTP test client."""
 
 import gzip
@@ -99,7 +99,7 @@ def test_a_cursor_walk_by_growth_visits_every_startup_once_in_growth_order(clien
 
 # --- cursor paging ----------------------------------------------------------------------------
 
-WALK_SIZE = 2500  # the issue's 100,000 in spirit; a few thousand keep the suite fast
+WALK_SIZE = 2500  # stands for a catalogue of 100,000: a few thousand keep the suite fast
 
 
 @pytest.mark.parametrize("sort", ["mrr-desc", "name-desc", "updated-desc"])

@@ -1,4 +1,4 @@
-"""Issue 36: every REST surface labels where a startup's figures come from in
+"""Every REST surface labels where a startup's figures come from in
 `revenue.source` (`verified`, `self_reported` or `demo`), never omitted: the list on each of
 its paths (default order, another sort through the ranked raw-SQL page, cursor pages, the
 rank index), the export, the change feed and the detail."""

@@ -329,8 +329,8 @@ def test_list_runs_a_fixed_number_of_queries(client, twelve, django_assert_num_q
     for limit in (1, 10):
         clear_caches()
         # Reserve (one UPDATE with its hold, returning the usage figures for the headers),
-        # count, page and, once the answer is written, the delivery confirmation (issue 17 §4):
-        # whatever the size.
+        # count, page and, once the answer is written, the delivery confirmation
+        # (records never delivered are never charged): whatever the size.
         extra = EXTRA_RESERVE_QUERIES
         with django_assert_num_queries(4 + extra):
             client.get("/api/v1/startups", {"limit": limit})

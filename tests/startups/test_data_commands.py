@@ -33,8 +33,8 @@ def test_seed_demo_is_deterministic_and_idempotent():
 def test_seed_demo_covers_every_kind_of_startup():
     call_command("seed_demo", count=200, stdout=StringIO())
     verified = Verification.objects.select_related("startup")
-    # Issue 11: demo figures come from the `demo` provider through the sync, never under a real
-    # provider's name (this assertion used to expect stripe/lemonsqueezy/polar rows).
+    # Demo figures come from the `demo` provider through the sync, never under a real
+    # provider's name.
     assert set(verified.values_list("provider", flat=True)) == {"demo"}
     assert verified.filter(mrr__isnull=False).exists()
     no_subscription = verified.filter(mrr__isnull=True)
@@ -114,7 +114,7 @@ def test_invalid_records_are_reported_by_index_and_nothing_is_imported(tmp_path)
     with pytest.raises(CommandError, match="nothing was imported"):
         call_command("import_startups", path, stdout=StringIO(), stderr=err)
     problems = err.getvalue()
-    # Records are numbered from 1 (issue 14: people count records from 1, not 0).
+    # Records are numbered from 1, as people count them.
     assert "record 2: revenue.mrr:" in problems
     assert "record 3: must be a JSON object" in problems
     assert "record 4: name:" in problems

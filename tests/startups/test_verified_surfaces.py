@@ -1,4 +1,4 @@
-"""Issue 11 §2 (demo), §4 freshness, §5 history and growth, §6 signed attestations, through
+"""Demo data, freshness, history and growth, signed attestations, through
 the HTTP surfaces a consumer uses (REST, /api/ai, MCP tool handlers, JWKS)."""
 
 import html
@@ -67,7 +67,7 @@ def used_by(account) -> int:
     return sum(MonthlyUsage.objects.filter(account=account).values_list("used", flat=True))
 
 
-# §2: demo data never verified under a real provider's name
+# Demo data never verified under a real provider's name
 
 
 def test_a_fresh_demo_seed_serves_no_figure_as_verified_by_a_real_provider(client):
@@ -109,7 +109,7 @@ def test_the_demo_provider_is_refused_in_production(settings):
     assert not Verification.objects.filter(startup__slug="demo-co").exists()
 
 
-# §4: freshness and provenance
+# Freshness and provenance
 
 
 def test_status_is_ok_after_a_sync_then_stale_with_time_alone_figures_kept(
@@ -198,7 +198,7 @@ def test_ai_profile_and_mcp_results_carry_synced_at_and_status(client):
         assert shown["revenue"]["synced_at"] == profile["revenue"]["synced_at"], name
 
 
-# §5: history and growth
+# History and growth
 
 
 def test_each_successful_sync_records_the_day_last_of_the_day_wins_earlier_days_kept(client):
@@ -283,7 +283,7 @@ def test_history_404s_like_the_detail_and_costs_one_record_on_free(client, api_k
     assert used_by(obj.account) == 1
 
 
-# §6: signed attestations
+# Signed attestations
 
 
 def _verify_with_pyjwt(client: Client, token: str) -> dict:
@@ -414,7 +414,7 @@ def test_the_methodology_is_served_as_html_and_versioned(client):
 
 
 def test_v1_stays_served_as_it_was_and_v2_has_a_changelog(client):
-    # v1 is the text published before issue 33, unchanged, with a link to the current version.
+    # v1 is the text first published, unchanged, with a link to the current version.
     v1 = client.get("/docs/methodology/v1").content.decode()
     assert "disputes are not revenue and are skipped" in v1
     assert "Gumroad (no subscription data)" in v1

@@ -1,6 +1,6 @@
 """One founder's whole path for a connector: connect from the dashboard (key checked, first sync
 run), then the verified figures on every surface: the REST detail, the HTML profile, the badge
-and the signed attestation. Used by the tests of the connectors of issue 37."""
+and the signed attestation. Used by the connectors' tests."""
 
 import json
 from collections.abc import Callable

@@ -81,7 +81,7 @@ def test_a_founder_signs_up_creates_uses_and_revokes_a_key_in_chromium(
     page.fill("input[name=password1]", PASSWORD)
     page.fill("input[name=password2]", PASSWORD)
     page.click("button[type=submit]")
-    # Issue 18: sign-up asks to confirm the address (and answers a registered one alike).
+    # Sign-up asks to confirm the address (and answers a registered one alike).
     page.wait_for_selector("[data-testid=signup-done]")
     link = re.search(r"http\S+/accounts/confirm/\S+/", mailoutbox[-1].body).group(0)
     page.goto(link)
@@ -138,7 +138,7 @@ def test_the_api_docs_render_in_chromium_with_no_request_leaving_the_machine(liv
     page.on("console", lambda m: blocked.append(m.text) if "Content Security" in m.text else None)
 
     page.goto(f"{base}/docs/")
-    page.click("#open-console")  # Swagger UI loads only when asked for (issue 36)
+    page.click("#open-console")  # Swagger UI loads only when asked for
     page.wait_for_selector(".opblock-summary-path")
     paths = {
         text.strip().replace("\u200b", "")
@@ -148,7 +148,7 @@ def test_the_api_docs_render_in_chromium_with_no_request_leaving_the_machine(liv
 
     # Every operation, and each webhook event (the document's `webhooks`) under its own name.
     assert paths == DOCUMENTED_PATHS | set(EVENT_TYPES)
-    # Issue 36: inside the site's frame; HEAD and OPTIONS described once, not under each path;
+    # Inside the site's frame; HEAD and OPTIONS described once, not under each path;
     # tags that read as words.
     assert page.locator("header.site nav a[href='/startups/']").count() == 1
     assert page.locator("footer.site").count() == 1

@@ -1,4 +1,4 @@
-"""Issue 14 in real headless Chromium: every page a newcomer meets, at 1280 px and on a 390 px
+"""In real headless Chromium: every page a newcomer meets, at 1280 px and on a 390 px
 phone (light and dark), has no horizontal scroll and no serious or critical axe-core violation;
 the key flow is POST → 303 → shown once; password reset works through the e-mail outbox; the
 badge and Markdown twins load.
@@ -59,7 +59,7 @@ def open_page(browser, viewport: str):
 
 
 def confirm_and_sign_in(page, base: str, email: str, mailoutbox) -> None:
-    """After sign-up (issue 18): follow the e-mailed confirmation link, then sign in."""
+    """After sign-up: follow the e-mailed confirmation link, then sign in."""
     page.wait_for_load_state()
     for _ in range(200):
         sent = [message for message in mailoutbox if email in message.to]
@@ -76,7 +76,7 @@ def confirm_and_sign_in(page, base: str, email: str, mailoutbox) -> None:
 
 
 def screenshot(page) -> None:
-    """The whole page as shown, kept under tests/screenshots/<viewport>/ (issue 36)."""
+    """The whole page as shown, kept under tests/screenshots/<viewport>/."""
     size = page.viewport_size
     scheme = (
         "dark" if page.evaluate("matchMedia('(prefers-color-scheme: dark)').matches") else "light"

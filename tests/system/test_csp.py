@@ -1,4 +1,4 @@
-"""Pages that show third-party text (issue 18 §5): a Content-Security-Policy on every HTML page,
+"""Pages that show third-party text: a Content-Security-Policy on every HTML page,
 no inline scripts, and stored links rendered only for http(s) URLs."""
 
 import re
@@ -39,7 +39,7 @@ def pages(client, db) -> dict[str, str]:
     make_api_key(account=account)
     client.force_login(account)
     found["/dashboard/"] = client.get("/dashboard/")
-    # POST -> 303 -> the page that shows the new key once (issue 14).
+    # POST -> 303 -> the page that shows the new key once.
     found["/dashboard/keys/created/"] = client.post(
         "/dashboard/keys/new/", {"name": "csp"}, follow=True
     )
@@ -65,7 +65,7 @@ def test_no_page_has_an_inline_script_or_style_element(pages):
 
 
 def test_the_api_answers_carry_no_page_policy(client, db):
-    # Not the pages' policy: nothing may load or run from a JSON answer (issue 30).
+    # Not the pages' policy: nothing may load or run from a JSON answer.
     policy = client.get("/api/v1/startups")["Content-Security-Policy"]
     assert policy == "default-src 'none'; frame-ancestors 'none'; sandbox"
 

@@ -1,4 +1,4 @@
-"""Issue 30 §1: every founder-typed string is escaped for where it lands outside the autoescaped
+"""Every founder-typed string is escaped for where it lands outside the autoescaped
 HTML templates (the SVG badge, the Markdown twin, the badge embed snippet), and every answer a
 browser may render that is not a page carries a policy that lets nothing load or run."""
 

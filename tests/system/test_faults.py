@@ -233,14 +233,14 @@ def test_with_postgresql_unreachable_every_endpoint_gives_a_quick_503_json(failu
         silent.close()
     results = json.loads(out.strip().splitlines()[-1])
     assert results.pop("healthz")["status"] == 200
-    # The site's pages get the site's styled 503 page, not the API's JSON (issue 34 §2).
+    # The site's pages get the site's styled 503 page, not the API's JSON.
     page = results.pop("page")
     assert (page["status"], page["type"]) == (503, "text/html; charset=utf-8")
     assert "Temporarily unavailable" in page["body"] and page["seconds"] < 3
     readyz = results.pop("readyz")
     assert readyz["status"] == 503
     assert readyz["body"]["checks"]["database"] == "down"
-    # MCP clients get a JSON-RPC error object answering their request (issue 17 §2), not the
+    # MCP clients get a JSON-RPC error object answering their request, not the
     # REST body.
     mcp = results.pop("mcp")
     assert (mcp["status"], mcp["type"]) == (503, "application/json")
@@ -433,7 +433,7 @@ def _wait_for_other_sessions_to_end() -> None:
         time.sleep(0.05)
 
 
-# Issue 17 §1: a revocation or plan change made while Redis is away sticks.
+# A revocation or plan change made while Redis is away sticks.
 
 
 def _worker_statuses(access_log: Path, path: str) -> dict[str, set[int]]:
@@ -543,7 +543,7 @@ def test_revoke_api_key_says_so_and_fails_when_it_could_not_revoke():
     assert "Revoked" not in run.stdout
 
 
-# Issue 17 §2: a hung or slow database answers 503 within the deadline; probes keep answering.
+# A hung or slow database answers 503 within the deadline; probes keep answering.
 
 
 @pytest.mark.skipif(not ON_POSTGRES, reason="needs PostgreSQL (DATABASE_URL)")
@@ -568,8 +568,8 @@ def test_a_hung_or_slow_database_gives_503_within_the_deadline_and_healthz_answe
                     assert (status, body["error"]["code"]) == (503, "service_unavailable"), mode
                     assert "slow" in body["error"]["message"], mode
                     assert headers["Retry-After"] == "5"
-                    # The deadline plus a moment (issue 34: a reconnect, a commit or a
-                    # cursor read used to run up to 2 s and more past it).
+                    # The deadline plus a moment: no reconnect, commit or cursor read
+                    # runs on past it.
                     assert seconds < deadline + 1, (mode, seconds)
                     status, _, seconds = http_get(port, "/healthz")
                     assert status == 200
@@ -617,7 +617,7 @@ def test_concurrent_readyz_probes_never_report_a_healthy_cache_down():
             _wait_for_other_sessions_to_end()
 
 
-# Issue 17 §4: records never delivered are never charged.
+# Records never delivered are never charged.
 
 
 @pytest.mark.skipif(not ON_POSTGRES, reason="needs PostgreSQL (DATABASE_URL)")

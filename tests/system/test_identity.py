@@ -1,4 +1,4 @@
-"""Issue 36 §4: the mark, favicon and social preview; startup icons are monograms drawn here
+"""The mark, favicon and social preview; startup icons are monograms drawn here
 (the startup's name escaped for SVG), never images hot-linked from a third party."""
 
 from pathlib import Path

@@ -1,4 +1,4 @@
-"""Issue 36 §5: Lighthouse (npm `lighthouse` 12.2.3, pinned by package-lock.json, driving
+"""Lighthouse (npm `lighthouse` 12.2.3, pinned by package-lock.json, driving
 Debian's Chromium) scores at least 95 in performance, accessibility, best practices and SEO for
 the landing page, the list, a profile, the guide, the API reference and the signed-in
 dashboard, at phone (Lighthouse's default mobile emulation and throttling) and desktop settings.

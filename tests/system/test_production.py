@@ -61,7 +61,7 @@ def with_replica(settings):
 
 def test_dataset_reads_outside_a_web_request_stay_on_the_primary(with_replica):
     """A web request reads the replica only once it has replayed the primary's position
-    (issue 34; tests/system/test_replica.py runs a real standby); commands never do."""
+    (tests/system/test_replica.py runs a real standby); commands never do."""
     router = ReplicaRouter()
     assert router.db_for_read(Startup) == "default"
     assert router.db_for_write(Startup) == "default"
@@ -89,7 +89,7 @@ def test_reads_inside_a_transaction_stay_on_the_primary(with_replica):
 
 
 def test_reads_that_fill_a_per_process_copy_go_to_the_primary(with_replica):
-    """Fills name the primary themselves (issue 12 §1: the router no longer asks the cache)."""
+    """Fills name the primary themselves: the router never asks the cache."""
     from startups.selectors import published_startups
 
     assert published_startups(db="default").db == "default"

@@ -207,7 +207,7 @@ def test_an_exhausted_allowance_raises_at_once_with_retry_after(live_server, tra
 
 
 def test_readme_lists_the_top_startups_in_five_lines(live_server, startups):
-    for slug in startups:  # the five lines ask for verified=True (issue 11 §4 filter)
+    for slug in startups:  # the five lines ask for verified=True (the verified filter)
         make_verification(Startup.objects.get(slug=slug))
     readme = (CLIENT_DIR / "README.md").read_text()
     snippet = re.search(r"```python\n(.*?)```", readme, re.DOTALL).group(1)
@@ -538,7 +538,7 @@ def test_the_client_verifies_attestations_and_their_registered_claims(
 def test_a_third_party_verifies_last_months_figure_and_the_logs_growth_offline(
     live_server, transactional_db, tmp_path
 ):
-    """Issue 38: with only the client and the JWKS, check that a figure saved earlier is in a
+    """With only the client and the JWKS, check that a figure saved earlier is in a
     signed tree head, and that today's tree is consistent with that one, by function and by
     `python -m openstartup verify`; a forged figure or a foreign head is refused."""
     acme = make_startup(name="Acme", slug="acme", mrr=1000)
@@ -622,7 +622,7 @@ def test_a_third_party_verifies_last_months_figure_and_the_logs_growth_offline(
 
 
 def test_the_base_url_comes_from_the_environment_else_make_run(monkeypatch):
-    """Issue 35: no placeholder host. `base_url`, else $OPENSTARTUP_BASE_URL, else make run's."""
+    """No placeholder host. `base_url`, else $OPENSTARTUP_BASE_URL, else make run's."""
     monkeypatch.delenv("OPENSTARTUP_BASE_URL", raising=False)
     assert run_client("result = openstartup.Client().base_url") == "http://127.0.0.1:8000"
     monkeypatch.setenv("OPENSTARTUP_BASE_URL", "http://api.internal:9000/")

@@ -247,7 +247,7 @@ def test_signing_up_signing_in_and_making_a_key_keep_the_copies(client):
 
 def test_the_token_changes_with_the_write_it_announces(client, pro):
     """The token is replaced in the write's own transaction: a revocation rolled back leaves
-    the copies good, a committed one is refused on the next request (issue 17 §1)."""
+    the copies good, a committed one is refused on the next request."""
     from django.db import transaction
 
     key, headers = pro

@@ -1,4 +1,4 @@
-"""A real streaming replica (issue 34): a new PostgreSQL primary (initdb) and a hot standby made
+"""A real streaming replica: a new PostgreSQL primary (initdb) and a hot standby made
 by `pg_basebackup -R`, both on free loopback ports in a temporary directory, and gunicorn with
 DATABASE_URL and DATABASE_REPLICA_URL pointing at them. Three faults of the standby:
 
@@ -332,8 +332,8 @@ def test_with_replay_paused_an_unpublished_startup_is_gone_everywhere_at_once(cl
 
 @pytest.mark.django_db
 def test_public_pages_are_keyed_by_the_data_token_not_kept_by_the_clock(client, settings):
-    """The page cache kept a profile 180 s whatever was written (issue 34 §3): an unpublished
-    startup stayed on its HTML profile, .md and badge."""
+    """Public pages are kept under the data token, not for a fixed time: an unpublished
+    startup leaves its HTML profile, .md and badge on the next request."""
     from tests.support.factories import make_startup
 
     settings.PUBLIC_PAGE_CACHE_SECONDS = 180

@@ -106,7 +106,7 @@ def test_production_serves_https_only_with_secure_cookies_and_hsts():
         ({"DJANGO_SECRET_KEY": DEV_SECRET_KEY}, "needs a real DJANGO_SECRET_KEY"),
         ({"DJANGO_SECRET_KEY": "django-insecure-" + "x" * 60}, "needs a real DJANGO_SECRET_KEY"),
         ({"DJANGO_SECRET_KEY": "short"}, "too weak"),
-        # Long but repetitive (issue 18): no real entropy.
+        # Long but repetitive: no real entropy.
         ({"DJANGO_SECRET_KEY": "a" * 62 + "bcde"}, "too weak"),
         ({"DJANGO_SECRET_KEY": "correcthorse" * 6}, "too weak"),
         ({"PROVIDER_KEY_ENCRYPTION_KEYS": ""}, "needs PROVIDER_KEY_ENCRYPTION_KEYS"),
@@ -117,7 +117,7 @@ def test_production_serves_https_only_with_secure_cookies_and_hsts():
         ({"DJANGO_DEBUG": "1"}, "DJANGO_DEBUG must be off"),
         ({"DJANGO_ENV": "prod"}, "DJANGO_ENV must be development or production"),
         ({"ATTESTATION_SIGNING_KEYS": ""}, "needs ATTESTATION_SIGNING_KEYS"),
-        # Issue 30 §11: no SMTP host and no explicit backend would print reset links to logs.
+        # No SMTP host and no explicit backend would print reset links to logs.
         ({"EMAIL_HOST": ""}, "needs EMAIL_HOST (SMTP) or an explicit EMAIL_BACKEND"),
     ],
 )
@@ -200,7 +200,7 @@ def test_with_no_environment_the_development_defaults_still_start():
     assert "security.W009" in insecure.stdout + insecure.stderr
 
 
-# Issue 12 §7: every standard DATABASE_URL works; PostgreSQL-only options go to PostgreSQL only.
+# Every standard DATABASE_URL works; PostgreSQL-only options go to PostgreSQL only.
 
 
 def test_a_sqlite_database_url_migrates_and_serves(tmp_path):

@@ -1,4 +1,4 @@
-"""Slow and oversized clients against the real gunicorn (issue 18 §3): idle or half-sent
+"""Slow and oversized clients against the real gunicorn: idle or half-sent
 connections must not stall the service, and an endless request line is refused, not a 500."""
 
 import socket
@@ -163,7 +163,7 @@ MCP_HEAD = (
 
 
 def test_an_oversized_body_gets_its_413_with_connection_close_and_nothing_hangs():
-    """Issue 30 §12: a body over DATA_UPLOAD_MAX_MEMORY_SIZE is answered before it is read;
+    """A body over DATA_UPLOAD_MAX_MEMORY_SIZE is answered before it is read;
     the answer must say `Connection: close` and the worker close the connection, so the
     client does not send its next request into a connection that is going away."""
     size = 2 * 1024 * 1024  # twice the default limit (1 MiB)

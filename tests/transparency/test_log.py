@@ -1,4 +1,4 @@
-"""Issue 38 §1: the transparency log through the REST API: one leaf per distinct statement,
+"""The transparency log through the REST API: one leaf per distinct statement,
 signed tree heads, entries and proofs that the client's verifiers accept, 400s for bad
 parameters, no allowance spent, and a log that cannot be rewritten unnoticed."""
 

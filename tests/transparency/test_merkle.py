@@ -1,4 +1,4 @@
-"""Issue 38 §1: the Merkle arithmetic of the transparency log against RFC 6962's published test
+"""The Merkle arithmetic of the transparency log against RFC 6962's published test
 vectors (the Certificate Transparency reference vectors), for both sides: the server's tree
 and proofs (transparency/merkle.py) and the official client's verifiers (openstartup.verify,
 written separately from the RFC), plus every proof of every small tree cross-checked."""

@@ -1,4 +1,4 @@
-"""App Store Connect (issue 37): ES256 tokens with Apple's documented claims, checked by the fake
+"""App Store Connect: ES256 tokens with Apple's documented claims, checked by the fake
 as Apple does; golden cases built from Apple's report formats (Summary Sales Report 1_1,
 Subscription Report 1_3, gzip TSV), served by the local fake. Time is fixed at NOW (2026-11-15
 12:00 UTC) unless a test says otherwise; every figure is worked out in a comment.

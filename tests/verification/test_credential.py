@@ -1,4 +1,4 @@
-"""Issue 38 §2: `verification.credential`, the kind of key behind verified figures, as the key
+"""`verification.credential`, the kind of key behind verified figures, as the key
 check saw it at connect: stored on the connection, copied to the figures at sync, shown in the
 REST detail, in the attestation and on the profile page (null for figures without it)."""
 

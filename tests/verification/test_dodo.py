@@ -1,4 +1,4 @@
-"""Dodo Payments (issue 37): golden cases built from the shapes of the `dodopayments` SDKs
+"""Dodo Payments: golden cases built from the shapes of the `dodopayments` SDKs
 (PaymentListResponse, SubscriptionListResponse, Refund, DisputeListResponse), served by the local
 fake. Time is fixed at NOW (2026-11-15 12:00 UTC); every figure is worked out in a comment.
 """

@@ -157,7 +157,7 @@ def test_sync_all_then_the_api_shows_every_verification(fake, monkeypatch, caplo
         "growth30d": None,  # one day of history
     }
     verification = dict(stripe["verification"])
-    # Issue 11 §4 adds freshness and provenance to the verification object.
+    # The verification object also says how fresh the figures are and how they were computed.
     assert verification.pop("lastSyncedAt") == "2026-11-15T12:00:00.000Z"
     assert verification.pop("methodology") == "http://testserver/docs/methodology/v2"
     assert verification.pop("methodologyVersion") == "v2"
@@ -236,7 +236,7 @@ def test_connect_provider_refuses_a_missing_key(fake, monkeypatch):
 
 
 def test_loop_mode_refreshes_every_period_and_survives_a_bad_round(fake, monkeypatch):
-    # Issue 13 changed the loop: it wakes every 5 minutes and syncs the connections whose hour
+    # The loop wakes every 5 minutes and syncs the connections whose hour
     # is up, so the second sync happens once the clock has moved on by an hour.
     connect_all(fake, monkeypatch)
     from verification.management.commands import sync_revenue

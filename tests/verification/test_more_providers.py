@@ -1,4 +1,4 @@
-"""Golden cases of issue 11 for Lemon Squeezy, Gumroad, Polar and Paddle Billing, synced through
+"""Golden cases for Lemon Squeezy, Gumroad, Polar and Paddle Billing, synced through
 the local fake APIs. Time is fixed at NOW (2026-11-15 12:00 UTC); every figure is worked out in
 a comment.
 """

@@ -1,4 +1,4 @@
-"""Issue 38 §3: the provider's own figure beside ours (`verification.providerReported`) where
+"""The provider's own figure beside ours (`verification.providerReported`) where
 its API publishes one (Polar's metrics, Paddle's MRR metric, Lemon Squeezy's store revenue),
 with the difference from ours in percent, in the detail and the attestation; null elsewhere.
 Synced through the local fakes, built from the providers' published shapes. NOW is

@@ -1,4 +1,4 @@
-"""RevenueCat API v2 (issue 37): golden cases built from the API v2 reference's shapes (a
+"""RevenueCat API v2: golden cases built from the API v2 reference's shapes (a
 project list, the `overview_metrics` object, the Charts API's `chart_data`), served by the local
 fake. Time is fixed at NOW (2026-11-15 12:00 UTC); every figure is worked out in a comment.
 """

@@ -1,4 +1,4 @@
-"""Issue 17 §3: a refresh worker that never runs a startup twice, never goes back in time, and is
+"""A refresh worker that never runs a startup twice, never goes back in time, and is
 never held by a provider that pages forever, drips bytes, sends too much or sends nonsense.
 
 Everything goes through the local fake provider server (tests/support/verification_fakes.py).

@@ -225,7 +225,7 @@ def test_a_refund_counts_in_the_month_it_happened(fake_providers):
     ]
     verification = startup.verification
     assert (verification.total_revenue, verification.last_30_days) == (140, 30)
-    # No subscription of any status ever (a one-off seller): MRR is unknown, null (issue 11).
+    # No subscription of any status ever (a one-off seller): MRR is unknown, null, never 0.
     assert verification.mrr is None and verification.arr is None
 
 
@@ -325,7 +325,7 @@ def test_a_revoked_key_keeps_the_last_good_figures(fake_providers):
 
 
 def test_a_provider_that_stays_down_is_an_error_that_keeps_the_figures(fake_providers):
-    # Issue 17: every failure is recorded as status `error` (it was `stale` before).
+    # Every failure is recorded as status `error`, and the last good figures stay.
     startup = sync(fake_providers, subscriptions=[subscription("sub_1", (price(4900), 1))])
     fake_providers.accounts["rk_live_acme"]["/v1/subscriptions"] = always(503)
     connection = ProviderConnection.objects.get(startup=startup)
@@ -346,7 +346,7 @@ def test_a_self_reported_startup_becomes_verified_only_after_a_sync(fake_provide
     revenue_sync(connection=connection, now=NOW)
     startup.refresh_from_db()
     # The self-reported 5,000 is replaced by what Stripe shows: an account that never had a
-    # subscription has no MRR at all, null (issue 11), not the self-reported figure.
+    # subscription has no MRR at all, null, not the self-reported figure.
     assert startup.mrr is None and startup.verification.mrr is None
 
 

@@ -1,4 +1,4 @@
-"""Stripe golden cases built from the object shapes of Stripe's API reference (issue 11 §1).
+"""Stripe golden cases built from the object shapes of Stripe's API reference.
 
 The objects below follow the API reference's examples field for field (subscription,
 subscription item, price, discount, coupon, charge) on both sides of the 2025-09-30.clover

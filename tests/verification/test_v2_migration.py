@@ -1,4 +1,4 @@
-"""Figures stored before methodology v2 say `v1` after the migration (issue 33): the stored
+"""Figures stored before methodology v2 say `v1` after the migration: the stored
 figures keep the version they were computed with until the next sync recomputes them."""
 
 import pytest

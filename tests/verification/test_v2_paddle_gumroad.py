@@ -1,4 +1,4 @@
-"""Methodology v2 golden cases for Paddle Billing and Gumroad (issue 33).
+"""Methodology v2 golden cases for Paddle Billing and Gumroad.
 
 Paddle objects follow the API reference (transaction `details.totals` with `credit`,
 `credit_to_balance`, `balance`, `grand_total`; adjustments with their `action`; prices with

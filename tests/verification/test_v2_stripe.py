@@ -1,4 +1,4 @@
-"""Methodology v2 golden cases for Stripe (issue 33): restricted and multi-currency coupons,
+"""Methodology v2 golden cases for Stripe: restricted and multi-currency coupons,
 lost and won disputes.
 
 Objects follow the API reference's shapes (subscription, price, discount, coupon, dispute,

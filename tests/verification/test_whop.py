@@ -1,4 +1,4 @@
-"""Whop (issue 37): golden cases built from the shapes of Whop's SDKs (`whopsdk-python`:
+"""Whop: golden cases built from the shapes of Whop's SDKs (`whopsdk-python`:
 PaymentListResponse, MembershipListResponse, PlanListResponse and the cursor page `{data,
 page_info}`), served by the local fake. Time is fixed at NOW (2026-11-15 12:00 UTC); every
 figure is worked out in a comment.

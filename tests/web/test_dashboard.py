@@ -31,7 +31,7 @@ def signed_in(client, founder) -> Client:
 
 
 def test_sign_up_creates_an_unconfirmed_account_and_asks_to_confirm_it(client, db, mailoutbox):
-    # Changed by issue 18: sign-up no longer signs in at once (it must answer a registered
+    # Sign-up does not sign in at once (it must answer a registered
     # address exactly like a new one); the founder confirms the address, then signs in.
     response = client.post(
         "/accounts/signup/",
@@ -96,7 +96,7 @@ def test_a_pro_founder_sees_pro_without_a_cap(signed_in, founder):
 
 
 def test_creating_a_key_shows_it_once_and_it_works(signed_in, founder, api_client):
-    # Issue 14: creation is POST -> 303 -> GET (was: the key rendered on the POST's answer).
+    # Creation is POST -> 303 -> GET: a reload never posts the form again.
     make_startups(3)
     created = signed_in.post("/dashboard/keys/new/", {"name": "laptop"})
     assert created.status_code == 303 and created["Location"] == "/dashboard/keys/created/"

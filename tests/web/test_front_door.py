@@ -1,4 +1,4 @@
-"""Issue 14, through the test client: the public pages (landing, list, profile, its Markdown and
+"""Through the test client: the public pages (landing, list, profile, its Markdown and
 badge twins, error pages), the dashboard's key flow and account basics, and the operator's
 commands. The same pages in real Chromium (phone width, axe): tests/system/test_browser_pages.py."""
 
@@ -64,7 +64,7 @@ def signed_in(client, founder) -> Client:
     return client
 
 
-# --- §1 pages people land on -------------------------------------------------------------
+# --- pages people land on ----------------------------------------------------------------
 
 
 def test_the_home_page_is_html_with_live_counts_and_every_way_in(client, verified):
@@ -149,7 +149,7 @@ def test_public_pages_spend_no_allowance_and_are_cached(
         assert client.get(path).status_code == 200
     assert client.get("/startups/acme-analytics/badge.svg").status_code == 200
     assert not MonthlyUsage.objects.exists()
-    # Served whole from the shared cache, keyed by the data token (issue 34): at most the token
+    # Served whole from the shared cache, keyed by the data token: at most the token
     # read, as the API's cached answers (none on PostgreSQL while the token watch holds it).
     with django_assert_max_num_queries(1):
         cached = client.get("/startups/")
@@ -217,7 +217,7 @@ def test_html_404_and_500_pages_have_the_site_navigation_and_api_errors_stay_jso
     assert api_crash["Content-Type"] == "application/json"
 
 
-# --- §3 the dashboard behaves ------------------------------------------------------------
+# --- the dashboard behaves ---------------------------------------------------------------
 
 
 def test_reloading_the_new_key_page_never_creates_or_shows_another_key(signed_in, founder):
@@ -323,7 +323,7 @@ def test_deleting_the_account_revokes_its_keys(signed_in, founder, api_client):
     assert signed_in.get("/dashboard/").status_code == 302  # signed out
 
 
-# --- §5 an operator's first minutes ------------------------------------------------------
+# --- an operator's first minutes ---------------------------------------------------------
 
 
 def test_sync_revenue_with_nothing_connected_says_how_to_connect(db):

@@ -1,4 +1,4 @@
-"""Issue 35: every code sample of the API guide (/docs/guide/) runs as printed.
+"""Every code sample of the API guide (/docs/guide/) runs as printed.
 
 The guide is fetched from a live server holding the demo data (`seed_demo`), each `<pre>` block
 is taken verbatim (HTML unescaped) and run: shell (curl) with bash, Python with this venv's

@@ -51,8 +51,8 @@ def test_follows_the_llms_txt_convention(text, settings):
     assert "\n## REST API (/api/v1, camelCase)\n" in text
     assert "\n## AI surface (/api/ai, snake_case)\n" in text
     assert "\n## MCP server (/api/mcp)\n" in text
-    # Issue 15 §4: an H2 holds only links, so the URL patterns (templates) are prose before the
-    # first H2 (was a "## URL patterns" section of code lines the reference parser rejects).
+    # An H2 holds only links, so the URL patterns (templates) are prose before the first H2:
+    # the reference parser rejects a section of code lines.
     assert text.index("URL patterns") < text.index("\n## ")
 
 
@@ -65,7 +65,7 @@ def test_names_every_public_route(text):
     assert set(routes) == names
     for name, path in routes.items():
         assert f" {path}`" in text, name
-        # Issue 15 §4: templates and the POST-only endpoint are never links (they 404 / 405),
+        # Templates and the POST-only endpoint are never links (they 404 / 405),
         # nor is the Pro-only export (a key-less GET is 403), nor the log's entries and proofs
         # (their parameters are required: a bare GET is a 400).
         linked = f"(https://openstartup.example{path})" in text

@@ -1,4 +1,4 @@
-"""Issue 36 §1, through the test client: every list (the HTML leaderboard, the landing page's
+"""Through the test client: every list (the HTML leaderboard, the landing page's
 preview, the dashboard) says per row whether the figures are verified (and by which
 provider), self-reported or demo, and how fresh; list and profile show the same founders; one
 money format; demo figures say so wherever they appear; the chart's labels fit."""

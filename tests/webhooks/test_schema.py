@@ -1,4 +1,4 @@
-"""Issue 35: the OpenAPI document's `webhooks` object describes every event the sender can
+"""The OpenAPI document's `webhooks` object describes every event the sender can
 emit (each one built and POSTed by the real sender, checked against its documented schema),
 and `GET /api/v1/webhooks/endpoints/{id}/deliveries` lists an endpoint's recent deliveries to
 its owner only."""
