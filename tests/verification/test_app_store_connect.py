@@ -18,6 +18,12 @@ from django.test import Client
 
 from core.formats import month_start
 from startups.models import Startup
+from tests.support.connectors import (
+    Connector,
+    assert_refused_answer,
+    assert_revoked_key_keeps_the_last_figures,
+    sync_through_a_429,
+)
 from tests.support.factories import make_account, make_startup
 from tests.support.fake_server import Stream
 from tests.support.provider_surfaces import assert_verified_everywhere, dashboard_connect
@@ -27,7 +33,6 @@ from tests.support.verification_fakes import (
     apple_reports,
     apple_tokens,
     apple_tsv,
-    failing_first,
     rows,
 )
 from verification.models import ProviderConnection
@@ -124,14 +129,15 @@ def apple(fake_providers):
     return fake_providers
 
 
-def sync(fake, routes: dict, *, now=NOW, slug="apple", raw=None) -> ProviderConnection:
-    startup = Startup.objects.create(name=slug.title(), slug=slug)
-    fake.account(KEY_ID, routes)
-    connection = provider_connection_connect(
-        startup=startup, provider="app_store_connect", raw_key=raw or credential(),
-        api_base=fake.base_url,
-    )  # fmt: skip
-    return revenue_sync(connection=connection, now=now)
+APPLE = Connector(
+    provider="app_store_connect",
+    token=KEY_ID,
+    credential=credential(),
+    golden_routes=golden_reports,
+    golden_mrr=GOLDEN["mrr"],
+    slug="apple",
+)
+sync = APPLE.sync
 
 
 def test_app_store_connect_golden_case(apple):
@@ -188,18 +194,15 @@ def test_last_months_daily_reports_stand_in_until_apple_publishes_its_monthly_on
 
 def test_app_store_connect_429_is_retried(apple):
     routes = golden_reports()
-    routes["/v1/salesReports"] = failing_first(routes["/v1/salesReports"], status=429)
-    connection = sync(apple, routes)
-    assert connection.status == "ok", connection.last_error
+    connection = sync_through_a_429(APPLE, apple, routes, "/v1/salesReports")
     assert connection.startup.verification.mrr == GOLDEN["mrr"]
 
 
 def test_a_revoked_app_store_connect_key_is_key_revoked(apple):
-    connection = sync(apple, golden_reports())
-    apple.authenticate = apple_tokens({})  # Apple no longer knows the key
-    connection = revenue_sync(connection=connection, now=NOW)
-    assert connection.status == ProviderConnection.Status.KEY_REVOKED
-    assert connection.startup.verification.mrr == GOLDEN["mrr"]
+    def forget_the_key():  # Apple no longer knows the key
+        apple.authenticate = apple_tokens({})
+
+    assert_revoked_key_keeps_the_last_figures(APPLE, apple, revoke=forget_the_key)
 
 
 def without_column(column: str) -> dict:
@@ -228,27 +231,20 @@ def without_column(column: str) -> dict:
     ],
 )  # fmt: skip
 def test_malformed_reports_name_the_column_and_write_nothing(apple, routes, words):
-    connection = sync(apple, routes())
-    assert connection.status == ProviderConnection.Status.ERROR
-    assert words in connection.last_error
-    assert not hasattr(Startup.objects.get(pk=connection.startup.pk), "verification")
+    assert_refused_answer(sync(apple, routes()), words, nothing_written=True)
 
 
 def test_an_unknown_subscription_duration_is_an_error(apple):
     routes = apple_reports(
         vendor=VENDOR, sales={}, subscriptions={"2026-11-14": [subscription("1 Fortnight", "1", 1)]}
     )
-    connection = sync(apple, routes)
-    assert connection.status == ProviderConnection.Status.ERROR
-    assert "Standard Subscription Duration" in connection.last_error
+    assert_refused_answer(sync(apple, routes), "Standard Subscription Duration")
 
 
 def test_a_report_that_is_not_gzip_is_an_error(apple):
     connection = sync(apple, golden_reports())
     apple.account(KEY_ID, {"/v1/salesReports": lambda query: (200, {}, {"not": "gzip"})})
-    connection = revenue_sync(connection=connection, now=NOW)
-    assert connection.status == ProviderConnection.Status.ERROR
-    assert "not gzip" in connection.last_error
+    assert_refused_answer(revenue_sync(connection=connection, now=NOW), "not gzip")
 
 
 @pytest.mark.parametrize(
@@ -278,7 +274,7 @@ def test_a_pem_whose_line_breaks_were_lost_still_reads(apple):
     joined = PEM.replace("\n", "")
     assert app_store_connect.credential_problem(credential(private_key=joined)) is None
     spaced = PEM.replace("\n", " ")
-    connection = sync(apple, golden_reports(), raw=credential(private_key=spaced))
+    connection = sync(apple, golden_reports(), credential=credential(private_key=spaced))
     assert connection.status == "ok", connection.last_error
 
 

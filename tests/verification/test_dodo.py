@@ -11,10 +11,15 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from startups.models import Startup
+from tests.support.connectors import (
+    Connector,
+    assert_refused_answer,
+    assert_revoked_key_keeps_the_last_figures,
+    sync_through_a_429,
+)
 from tests.support.provider_surfaces import assert_verified_everywhere, dashboard_connect
-from tests.support.verification_fakes import NOW, FakeProviders, dodo_routes, failing_first, rows
-from verification.models import ProviderConnection
-from verification.services import ConnectionRefused, provider_connection_connect, revenue_sync
+from tests.support.verification_fakes import dodo_routes, rows
+from verification.services import ConnectionRefused, provider_connection_connect
 
 pytestmark = pytest.mark.django_db
 
@@ -146,13 +151,15 @@ def golden_routes() -> dict:
 GOLDEN = {"mrr": 101, "arr": 1212, "total": 264, "last_30_days": 206, "customers": 5}
 
 
-def sync(fake: FakeProviders, routes: dict, *, slug="dodo", key=KEY) -> ProviderConnection:
-    startup = Startup.objects.create(name=slug.title(), slug=slug)
-    fake.account(key, routes)
-    connection = provider_connection_connect(
-        startup=startup, provider="dodo_payments", raw_key=key, api_base=fake.base_url
-    )
-    return revenue_sync(connection=connection, now=NOW)
+DODO = Connector(
+    provider="dodo_payments",
+    token=KEY,
+    credential=KEY,
+    golden_routes=golden_routes,
+    golden_mrr=GOLDEN["mrr"],
+    slug="dodo",
+)
+sync = DODO.sync
 
 
 def test_dodo_golden_case(fake_providers):
@@ -173,9 +180,7 @@ def test_dodo_reads_every_page_and_survives_a_429(fake_providers):
     routes = dodo_routes(
         payments=[payment(f"pay_{n}", f"cus_{n}", 100, "2026-11-01T10:00:00Z") for n in range(230)]
     )
-    routes["/subscriptions"] = failing_first(routes["/subscriptions"], status=429)
-    connection = sync(fake_providers, routes)
-    assert connection.status == "ok", connection.last_error
+    connection = sync_through_a_429(DODO, fake_providers, routes, "/subscriptions")
     verification = connection.startup.verification
     assert (verification.total_revenue, verification.customers, verification.mrr) == (
         230,
@@ -187,11 +192,7 @@ def test_dodo_reads_every_page_and_survives_a_429(fake_providers):
 
 
 def test_dodo_revoked_key_keeps_the_last_figures(fake_providers):
-    connection = sync(fake_providers, golden_routes())
-    fake_providers.revoke(KEY)
-    connection = revenue_sync(connection=connection, now=NOW)
-    assert connection.status == ProviderConnection.Status.KEY_REVOKED
-    assert connection.startup.verification.mrr == GOLDEN["mrr"]  # never zeroed
+    assert_revoked_key_keeps_the_last_figures(DODO, fake_providers)
 
 
 @pytest.mark.parametrize(
@@ -217,9 +218,7 @@ def test_dodo_revoked_key_keeps_the_last_figures(fake_providers):
 )  # fmt: skip
 def test_dodo_malformed_answers_name_the_field_and_write_nothing(fake_providers, broken, words):
     connection = sync(fake_providers, {**dodo_routes(), **broken})
-    assert connection.status == ProviderConnection.Status.ERROR
-    assert words in connection.last_error
-    assert not hasattr(Startup.objects.get(pk=connection.startup.pk), "verification")
+    assert_refused_answer(connection, words, nothing_written=True)
 
 
 def test_dodo_test_mode_host_is_refused(fake_providers):

@@ -12,11 +12,15 @@ import pytest
 from django.core.management import call_command
 
 from startups.models import Startup
+from tests.support.connectors import (
+    Connector,
+    assert_refused_answer,
+    assert_revoked_key_keeps_the_last_figures,
+    sync_through_a_429,
+)
 from tests.support.provider_surfaces import assert_verified_everywhere, dashboard_connect
 from tests.support.verification_fakes import (
     NOW,
-    FakeProviders,
-    failing_first,
     revenuecat_chart,
     revenuecat_metric,
     revenuecat_routes,
@@ -78,13 +82,15 @@ def golden_routes(projects=(("proj1ab2c3d4",),)) -> dict:
 GOLDEN = {"mrr": 1086, "arr": 13032, "total": 2551, "last_30_days": 171, "customers": 120}
 
 
-def sync(fake: FakeProviders, routes: dict, *, credential=KEY, token=KEY, slug="cat"):
-    startup = Startup.objects.create(name=slug.title(), slug=slug)
-    fake.account(token, routes)
-    connection = provider_connection_connect(
-        startup=startup, provider="revenuecat", raw_key=credential, api_base=fake.base_url
-    )
-    return revenue_sync(connection=connection, now=NOW)
+REVENUECAT = Connector(
+    provider="revenuecat",
+    token=KEY,
+    credential=KEY,
+    golden_routes=golden_routes,
+    golden_mrr=GOLDEN["mrr"],
+    slug="cat",
+)
+sync = REVENUECAT.sync
 
 
 def test_revenuecat_golden_case(fake_providers):
@@ -124,18 +130,12 @@ def test_revenuecat_json_credential_names_the_project(fake_providers):
 def test_revenuecat_429_is_retried(fake_providers):
     routes = golden_routes()
     path = "/v2/projects/proj1ab2c3d4/charts/revenue"
-    routes[path] = failing_first(routes[path], status=429, retry_after="1")
-    connection = sync(fake_providers, routes)
-    assert connection.status == "ok", connection.last_error
+    sync_through_a_429(REVENUECAT, fake_providers, routes, path, retry_after="1")
     assert fake_providers.calls(path, resolution="month") == 2
 
 
 def test_revenuecat_revoked_key_keeps_the_last_figures(fake_providers):
-    connection = sync(fake_providers, golden_routes())
-    fake_providers.revoke(KEY)
-    connection = revenue_sync(connection=connection, now=NOW)
-    assert connection.status == ProviderConnection.Status.KEY_REVOKED
-    assert connection.startup.verification.mrr == GOLDEN["mrr"]
+    assert_revoked_key_keeps_the_last_figures(REVENUECAT, fake_providers)
 
 
 @pytest.mark.parametrize(
@@ -168,8 +168,7 @@ def test_revenuecat_malformed_answers_name_the_field(fake_providers, change, wor
         assert connection.startup.verification.mrr == GOLDEN["mrr"]  # kept
     else:
         connection = sync(fake_providers, routes)
-    assert connection.status == ProviderConnection.Status.ERROR
-    assert words in connection.last_error
+    assert_refused_answer(connection, words)
 
 
 @pytest.mark.parametrize(

@@ -12,11 +12,17 @@ import pytest
 from django.core.management import call_command
 
 from startups.models import Startup
+from tests.support.connectors import (
+    Connector,
+    assert_refused_answer,
+    assert_revoked_key_keeps_the_last_figures,
+    sync_through_a_429,
+)
 from tests.support.factories import make_account, make_startup
 from tests.support.provider_surfaces import assert_verified_everywhere, dashboard_connect
-from tests.support.verification_fakes import NOW, FakeProviders, failing_first, rows, whop_routes
+from tests.support.verification_fakes import rows, whop_routes
 from verification.models import ProviderConnection
-from verification.services import ConnectionRefused, provider_connection_connect, revenue_sync
+from verification.services import ConnectionRefused, provider_connection_connect
 
 pytestmark = pytest.mark.django_db
 
@@ -125,13 +131,15 @@ def golden_routes(company=None) -> dict:
 GOLDEN = {"mrr": 96, "arr": 1152, "total": 214, "last_30_days": 184, "customers": 7}
 
 
-def sync(fake: FakeProviders, routes: dict, *, credential=KEY, slug="whopco"):
-    startup = Startup.objects.create(name=slug.title(), slug=slug)
-    fake.account(KEY, routes)
-    connection = provider_connection_connect(
-        startup=startup, provider="whop", raw_key=credential, api_base=fake.base_url
-    )
-    return revenue_sync(connection=connection, now=NOW)
+WHOP = Connector(
+    provider="whop",
+    token=KEY,
+    credential=KEY,
+    golden_routes=golden_routes,
+    golden_mrr=GOLDEN["mrr"],
+    slug="whopco",
+)
+sync = WHOP.sync
 
 
 def test_whop_golden_case(fake_providers):
@@ -158,9 +166,7 @@ def test_whop_reads_every_page_and_survives_a_429(fake_providers):
     routes = whop_routes(
         payments=[payment(f"p{n}", f"u{n}", 1.00, "2026-11-01T10:00:00.000Z") for n in range(250)]
     )
-    routes["/api/v1/memberships"] = failing_first(routes["/api/v1/memberships"], status=429)
-    connection = sync(fake_providers, routes)
-    assert connection.status == "ok", connection.last_error
+    connection = sync_through_a_429(WHOP, fake_providers, routes, "/api/v1/memberships")
     verification = connection.startup.verification
     assert (verification.total_revenue, verification.customers, verification.mrr) == (
         250,
@@ -173,11 +179,7 @@ def test_whop_reads_every_page_and_survives_a_429(fake_providers):
 
 
 def test_whop_revoked_key_keeps_the_last_figures(fake_providers):
-    connection = sync(fake_providers, golden_routes())
-    fake_providers.revoke(KEY)
-    connection = revenue_sync(connection=connection, now=NOW)
-    assert connection.status == ProviderConnection.Status.KEY_REVOKED
-    assert connection.startup.verification.mrr == GOLDEN["mrr"]
+    assert_revoked_key_keeps_the_last_figures(WHOP, fake_providers)
 
 
 @pytest.mark.parametrize(
@@ -198,8 +200,7 @@ def test_whop_revoked_key_keeps_the_last_figures(fake_providers):
 )  # fmt: skip
 def test_whop_malformed_answers_name_the_field(fake_providers, change, words):
     connection = sync(fake_providers, {**whop_routes(), **change})
-    assert connection.status == ProviderConnection.Status.ERROR
-    assert words in connection.last_error
+    assert_refused_answer(connection, words)
 
 
 @pytest.mark.parametrize(
