@@ -6,8 +6,8 @@ import pytest
 from founders.services import startup_update
 from tests.support.factories import PASSWORD, make_account, make_api_key, make_startup
 from tests.support.webhook_receiver import Receiver
+from tests.support.webhooks import drain
 from tests.system.test_browser_pages import VIEWPORTS, browser, open_page, problems_on  # noqa: F401
-from tests.webhooks.test_delivery import drain
 from webhooks.models import Delivery
 
 

@@ -28,45 +28,13 @@ from tests.support.factories import (
 )
 from tests.support.fake_server import Stream, answer
 from tests.support.webhook_receiver import Receiver
+from tests.support.webhooks import ENDPOINTS, drain, register, verified_events
 from verification.services import revenue_sync
-from webhooks.delivery import webhooks_run_once
 from webhooks.limits import EVENT_TYPES, EVENTS_PER_MONTH, RETRY_DELAYS
 from webhooks.models import Delivery, Endpoint
 from webhooks.transport import post
 
 pytestmark = pytest.mark.django_db
-ENDPOINTS = "/api/v1/webhooks/endpoints"
-
-
-@pytest.fixture(autouse=True)
-def _local_receivers(settings):
-    """Tests deliver to a receiver on 127.0.0.1 over http (a development setting)."""
-    settings.WEBHOOKS_ALLOW_HTTP = True
-    settings.WEBHOOKS_ALLOW_PRIVATE_ADDRESSES = True
-    settings.SITE_URL = "https://openstartup.test"
-
-
-def register(client, raw_key: str, url: str, **fields) -> dict:
-    response = client.post(ENDPOINTS, {"url": url, **fields}, format="json", **bearer(raw_key))
-    assert response.status_code == 201, response.content
-    return response.json()["data"]
-
-
-def drain(now=None, rounds: int = 50) -> None:
-    """Run the delivery loop until nothing is due (one event per endpoint per round)."""
-    for _ in range(rounds):
-        if not webhooks_run_once(now=now):
-            return
-
-
-def verified_events(receiver: Receiver, secret: str) -> list[dict]:
-    """Every body the receiver got, each checked with the standardwebhooks library."""
-    hook = Webhook(secret)
-    events = []
-    for headers, body in receiver.received:
-        events.append(hook.verify(body, headers))
-        assert headers["webhook-id"].startswith("msg_")
-    return events
 
 
 def test_signed_events_for_founder_edits_syncs_unpublish_and_delete(
@@ -231,14 +199,12 @@ def test_registration_answers_clear_errors(api_client, settings):
     assert api_client.get(ENDPOINTS, **bearer(raw))["X-Service-Plan"] == "Pro"
 
 
-def test_a_failed_delivery_is_retried_on_schedule_with_the_same_id(api_client):
-    _, raw = make_api_key()
-    startup = make_startup("A", owner=make_account(), slug="a", mrr=10)
+def test_a_failed_delivery_is_retried_on_schedule_with_the_same_id(api_client, watched):
     now = timezone.now()
     with Receiver(statuses=(500, 200)) as receiver:
-        register(api_client, raw, receiver.base_url, events=["startup.updated"])
+        register(api_client, watched.raw, receiver.base_url, events=["startup.updated"])
         drain(now=now)
-        startup_update(startup=startup, profile={"name": "A2"}, mrr=10)
+        watched.edit("A2")
         drain(now=now)
         assert len(receiver.received) == 1
         delivery = Delivery.objects.get()
@@ -255,17 +221,15 @@ def test_a_failed_delivery_is_retried_on_schedule_with_the_same_id(api_client):
     assert first["webhook-timestamp"] != second["webhook-timestamp"]
 
 
-def test_an_endpoint_failing_for_three_days_is_disabled_and_its_owner_told(api_client):
-    key, raw = make_api_key()
-    startup = make_startup("A", owner=make_account(), slug="a", mrr=10)
+def test_an_endpoint_failing_for_three_days_is_disabled_and_its_owner_told(api_client, watched):
     now = timezone.now()
     assert sum(RETRY_DELAYS, timedelta()) >= timedelta(days=3)
     with Receiver(statuses=(500,)) as receiver:
         created = register(
-            api_client, raw, receiver.base_url + "/<b>x</b>", events=["startup.updated"]
+            api_client, watched.raw, receiver.base_url + "/<b>x</b>", events=["startup.updated"]
         )
         drain(now=now)
-        startup_update(startup=startup, profile={"name": "A2"}, mrr=10)
+        watched.edit("A2")
         drain(now=now)
         for delay in RETRY_DELAYS:
             now += delay
@@ -275,13 +239,13 @@ def test_an_endpoint_failing_for_three_days_is_disabled_and_its_owner_told(api_c
     assert not endpoint.enabled and endpoint.disabled_reason
     assert Delivery.objects.get().status == "failed"
     [message] = mail.outbox
-    assert message.to == [key.account.email]
+    assert message.to == [watched.key.account.email]
     assert receiver.base_url + "/<b>x</b>" in message.body and not message.alternatives
-    shown = api_client.get(f"{ENDPOINTS}/{created['id']}", **bearer(raw)).json()["data"]
+    shown = api_client.get(f"{ENDPOINTS}/{created['id']}", **bearer(watched.raw)).json()["data"]
     assert shown["enabled"] is False and shown["disabledReason"]
     # Re-enabled, the next change goes out again.
     api_client.patch(
-        f"{ENDPOINTS}/{created['id']}", {"enabled": True}, format="json", **bearer(raw)
+        f"{ENDPOINTS}/{created['id']}", {"enabled": True}, format="json", **bearer(watched.raw)
     )
     assert Endpoint.objects.get(pk=created["id"]).enabled
 
@@ -358,24 +322,20 @@ def test_a_mirror_kept_by_webhooks_alone_equals_the_api(api_client, client):
     assert "s2" not in mirror and "s3" not in mirror and mirror["fresh"]["name"] == "Fresh 2"
 
 
-def test_the_monthly_event_allowance_stops_queueing(api_client, monkeypatch):
+def test_the_monthly_event_allowance_stops_queueing(api_client, monkeypatch, watched):
     monkeypatch.setitem(EVENTS_PER_MONTH, "Free", 2)
-    _, raw = make_api_key()
-    startup = make_startup("A", owner=make_account(), slug="a", mrr=10)
     with Receiver() as receiver:
-        register(api_client, raw, receiver.base_url, events=["startup.updated"])
+        register(api_client, watched.raw, receiver.base_url, events=["startup.updated"])
         drain()
         for n in range(3):
-            startup_update(startup=startup, profile={"name": f"A{n}"}, mrr=10)
+            watched.edit(f"A{n}")
             drain()
     assert len(receiver.received) == 2
     assert Delivery.objects.count() == 2
 
 
-def test_the_dashboard_lists_deliveries_and_sends_one_again(api_client, client):
-    key, raw = make_api_key()
-    startup = make_startup("A", owner=make_account(), slug="a", mrr=10)
-    client.force_login(key.account)
+def test_the_dashboard_lists_deliveries_and_sends_one_again(api_client, client, watched):
+    client.force_login(watched.key.account)
     with Receiver(statuses=(500,)) as receiver:
         page = client.post("/dashboard/webhooks/new/", {"url": receiver.base_url + "/<i>x</i>"})
         assert page.status_code == 302
@@ -384,7 +344,7 @@ def test_the_dashboard_lists_deliveries_and_sends_one_again(api_client, client):
         assert "whsec_" not in client.get("/dashboard/webhooks/").content.decode()  # once
         assert "&lt;i&gt;x&lt;/i&gt;" in shown and "<i>x</i>" not in shown
         drain()
-        startup_update(startup=startup, profile={"name": "A2"}, mrr=10)
+        watched.edit("A2")
         drain()
         delivery = Delivery.objects.get(event_type="startup.updated")
         assert delivery.last_status_code == 500
@@ -402,65 +362,57 @@ def test_the_dashboard_lists_deliveries_and_sends_one_again(api_client, client):
     assert client.post(f"/dashboard/webhooks/deliveries/{delivery.pk}/resend/").status_code == 404
 
 
-def test_a_full_queue_disables_the_endpoint_and_tells_the_owner(api_client, monkeypatch):
+def test_a_full_queue_disables_the_endpoint_and_tells_the_owner(api_client, monkeypatch, watched):
     monkeypatch.setattr("webhooks.events.QUEUE_BOUND", 1)
-    key, raw = make_api_key()
-    startup = make_startup("A", owner=make_account(), slug="a", mrr=10)
     with Receiver(statuses=(500,)) as receiver:
-        created = register(api_client, raw, receiver.base_url, events=["startup.updated"])
+        created = register(api_client, watched.raw, receiver.base_url, events=["startup.updated"])
         drain()
         for n in range(2):
-            startup_update(startup=startup, profile={"name": f"A{n}"}, mrr=10)
+            watched.edit(f"A{n}")
         drain()
     assert Delivery.objects.count() == 1  # the bound: the second event was not queued
     endpoint = Endpoint.objects.get(pk=created["id"])
     assert (endpoint.enabled, endpoint.disabled_reason) == (False, "queue full")
-    assert [m.to for m in mail.outbox] == [[key.account.email]]
+    assert [m.to for m in mail.outbox] == [[watched.key.account.email]]
 
 
-def test_the_command_runs_one_round(api_client):
-    _, raw = make_api_key()
-    startup = make_startup("A", owner=make_account(), slug="a", mrr=10)
+def test_the_command_runs_one_round(api_client, watched):
     with Receiver() as receiver:
-        register(api_client, raw, receiver.base_url, events=["startup.updated"])
+        register(api_client, watched.raw, receiver.base_url, events=["startup.updated"])
         call_command("deliver_webhooks")
-        startup_update(startup=startup, profile={"name": "A2"}, mrr=10)
+        watched.edit("A2")
         call_command("deliver_webhooks")
     assert [json.loads(body)["type"] for _, body in receiver.received] == ["startup.updated"]
 
 
 def test_secrets_rotate_with_the_encryption_keys_and_an_unreadable_one_disables(
-    api_client, settings
+    api_client, settings, watched
 ):
     old, new = Fernet.generate_key().decode(), Fernet.generate_key().decode()
     settings.PROVIDER_KEY_ENCRYPTION_KEYS = [old]
-    _, raw = make_api_key()
-    startup = make_startup("A", owner=make_account(), slug="a", mrr=10)
     with Receiver() as receiver:
-        endpoint = register(api_client, raw, receiver.base_url, events=["startup.updated"])
+        endpoint = register(api_client, watched.raw, receiver.base_url, events=["startup.updated"])
         settings.PROVIDER_KEY_ENCRYPTION_KEYS = [new, old]
         call_command("rotate_webhook_secrets", stdout=StringIO())
         settings.PROVIDER_KEY_ENCRYPTION_KEYS = [new]
         drain()
-        startup_update(startup=startup, profile={"name": "A2"}, mrr=10)
+        watched.edit("A2")
         drain()
         verified_events(receiver, endpoint["secret"])  # still signs with the same secret
         assert len(receiver.received) == 1
         settings.PROVIDER_KEY_ENCRYPTION_KEYS = [Fernet.generate_key().decode()]
-        startup_update(startup=startup, profile={"name": "A3"}, mrr=10)
+        watched.edit("A3")
         drain()  # no exception: the endpoint is disabled, the round goes on
     assert len(receiver.received) == 1
     assert "unreadable" in Endpoint.objects.get(pk=endpoint["id"]).disabled_reason
 
 
-def test_figures_going_stale_without_a_write_send_a_status_change(api_client, settings):
-    _, raw = make_api_key()
-    startup = make_startup("A", owner=make_account(), slug="a", mrr=10)
-    make_verification(startup, verified_at=timezone.now())  # `ok`
+def test_figures_going_stale_without_a_write_send_a_status_change(api_client, settings, watched):
+    make_verification(watched.startup, verified_at=timezone.now())  # `ok`
     now = timezone.now()
     with Receiver() as receiver:
         wanted = ["verification.status_changed"]
-        endpoint = register(api_client, raw, receiver.base_url, events=wanted)
+        endpoint = register(api_client, watched.raw, receiver.base_url, events=wanted)
         drain(now=now)
         drain(now=now + timedelta(hours=settings.VERIFICATION_STALE_HOURS - 1))
         assert receiver.received == []
@@ -479,14 +431,12 @@ def test_figures_going_stale_without_a_write_send_a_status_change(api_client, se
     assert event["data"]["sequence"] is None
 
 
-def test_old_finished_deliveries_are_pruned(api_client):
-    _, raw = make_api_key()
-    startup = make_startup("A", owner=make_account(), slug="a", mrr=10)
+def test_old_finished_deliveries_are_pruned(api_client, watched):
     now = timezone.now()
     with Receiver() as receiver:
-        register(api_client, raw, receiver.base_url, events=["startup.updated"])
+        register(api_client, watched.raw, receiver.base_url, events=["startup.updated"])
         drain(now=now)
-        startup_update(startup=startup, profile={"name": "A2"}, mrr=10)
+        watched.edit("A2")
         drain(now=now)
     assert Delivery.objects.get().status == "delivered"
     drain(now=now + timedelta(days=34))

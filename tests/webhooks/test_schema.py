@@ -25,32 +25,12 @@ from tests.support.factories import (
     make_verification,
 )
 from tests.support.webhook_receiver import Receiver
+from tests.support.webhooks import ENDPOINTS, drain, register
 from verification.services import revenue_sync
-from webhooks.delivery import webhooks_run_once
 from webhooks.limits import EVENT_TYPES, RETRY_DELAYS
 from webhooks.schema import component_name
 
 pytestmark = pytest.mark.django_db
-ENDPOINTS = "/api/v1/webhooks/endpoints"
-
-
-@pytest.fixture(autouse=True)
-def _local_receivers(settings):
-    settings.WEBHOOKS_ALLOW_HTTP = True
-    settings.WEBHOOKS_ALLOW_PRIVATE_ADDRESSES = True
-    settings.SITE_URL = "https://openstartup.test"
-
-
-def register(client, raw_key: str, url: str, **fields) -> dict:
-    response = client.post(ENDPOINTS, {"url": url, **fields}, format="json", **bearer(raw_key))
-    assert response.status_code == 201, response.content
-    return response.json()["data"]
-
-
-def drain(now=None) -> None:
-    for _ in range(50):
-        if not webhooks_run_once(now=now):
-            return
 
 
 def documented(event_type: str) -> Draft202012Validator:
@@ -129,18 +109,18 @@ def test_a_body_the_sender_never_builds_does_not_validate():
     assert not validator.is_valid({**good, "data": {**good["data"], "extra": 1}})
 
 
-def test_the_owner_lists_an_endpoints_deliveries_others_get_404_no_allowance_spent(api_client):
-    owner_key, raw = make_api_key()
-    startup = make_startup("A", slug="a", mrr=10, owner=make_account())
+def test_the_owner_lists_an_endpoints_deliveries_others_get_404_no_allowance_spent(
+    api_client, watched
+):
     now = timezone.now()
     with Receiver(statuses=(500, 200)) as receiver:
-        endpoint = register(api_client, raw, receiver.base_url, events=["startup.updated"])
+        endpoint = register(api_client, watched.raw, receiver.base_url, events=["startup.updated"])
         deliveries = f"{ENDPOINTS}/{endpoint['id']}/deliveries"
-        assert api_client.get(deliveries, **bearer(raw)).json() == {"data": []}
+        assert api_client.get(deliveries, **bearer(watched.raw)).json() == {"data": []}
         drain(now=now)
-        startup_update(startup=startup, profile={"name": "A2"}, mrr=10)
+        watched.edit("A2")
         drain(now=now)
-        response = api_client.get(deliveries, **bearer(raw))
+        response = api_client.get(deliveries, **bearer(watched.raw))
         assert response.status_code == 200
         [pending] = response.json()["data"]
         assert pending["eventType"] == "startup.updated"
@@ -155,7 +135,7 @@ def test_the_owner_lists_an_endpoints_deliveries_others_get_404_no_allowance_spe
             f"{next_at.microsecond // 1000:03d}Z"
         )
         drain(now=now + RETRY_DELAYS[0])
-    [done] = api_client.get(f"{deliveries}/", **bearer(raw)).json()["data"]
+    [done] = api_client.get(f"{deliveries}/", **bearer(watched.raw)).json()["data"]
     assert (done["status"], done["attempts"], done["lastStatusCode"]) == ("delivered", 2, 200)
     assert done["nextAttemptAt"] is None and done["lastError"] is None
 
@@ -165,7 +145,7 @@ def test_the_owner_lists_an_endpoints_deliveries_others_get_404_no_allowance_spe
         assert response.status_code == 404, path
         assert response.json()["error"]["code"] == "not_found"
     assert api_client.get(deliveries).status_code == 401
-    assert api_client.head(deliveries, **bearer(raw)).status_code == 200
-    assert api_client.options(deliveries, **bearer(raw)).status_code == 204
-    assert not MonthlyUsage.objects.filter(account=owner_key.account).exclude(used=0).exists()
+    assert api_client.head(deliveries, **bearer(watched.raw)).status_code == 200
+    assert api_client.options(deliveries, **bearer(watched.raw)).status_code == 204
+    assert not MonthlyUsage.objects.filter(account=watched.key.account).exclude(used=0).exists()
     assert Startup.objects.count() == 1
