@@ -5,13 +5,14 @@ from django.core.handlers.base import BaseHandler
 from rest_framework.test import APIClient
 
 from apikeys.ratelimit import fair_use_reset
-from tests.caches import clear_caches
-from tests.contract import violations_of
-from tests.factories import make_api_key
-from tests.verification_fakes import FakeProviders
+from tests.support.caches import clear_caches
+from tests.support.contract import violations_of
+from tests.support.factories import make_api_key
+from tests.support.verification_fakes import FakeProviders
 
 # The suite sends many requests quickly from one address: no per-minute fair-use limit, here or
-# in the servers tests start (they inherit the environment). tests/test_ratelimit.py turns it on.
+# in the servers tests start (they inherit the environment). tests/apikeys/test_ratelimit.py
+# turns it on.
 os.environ.setdefault("FAIR_USE_REQUESTS_PER_MINUTE", "0")
 
 

@@ -1,0 +1,462 @@
+"""The rank index (startups/rankindex.py) gives the same answers as the database.
+
+Totals and ranks that the index computes by binary search are compared, on random filters,
+sorts, pages and cursors, with the plain SQL selector (`startups.selectors.startup_page`): the
+same ids in the same order, the same ranks, the same total and the same "more" flag. Then the
+read path is checked to use it (no COUNT query) and to follow writes at once.
+"""
+
+import random
+import threading
+import time
+
+import pytest
+from django.db import OperationalError, connection
+from django.test.utils import CaptureQueriesContext
+
+from openstartup import readcache
+from startups import rankindex, selectors
+from startups.models import Startup
+from startups.selectors import SORT_ORDERS, StartupFilters, after_of
+from tests.support.factories import make_api_key, make_startup, make_subscription
+
+CATEGORIES = ["Developer Tools", "Design Tools", "Marketing", "E-commerce", "100% Organic", None]
+# Few distinct MRR values: many ties, broken by name (case-insensitively) then slug.
+MRRS = [None, 0, 1, 5, 5, 10, 99, 100, 100, 1000, 25000]
+NAMES = ["alpha", "Alpha", "beta", "Gamma", "gamma", "delta", "Émile", "zeta", "Ärger", "eta"]
+TERMS = ["tools", "TOOLS", "design", "market", "e-", "%", "_", "100%", "zzz", "o", ""]
+
+
+@pytest.fixture(autouse=True)
+def read_cache_on(settings):
+    settings.READ_CACHE_SECONDS = 300
+    settings.RANK_INDEX_INLINE_SECONDS = 60
+    readcache.clear_local()
+    yield
+    readcache.clear_local()
+
+
+def dataset(rng: random.Random, count: int = 120) -> None:
+    for n in range(count):
+        make_startup(
+            f"{rng.choice(NAMES)} {rng.randrange(3)}",
+            slug=f"s-{n:03d}-{rng.randrange(1000)}",
+            mrr=rng.choice(MRRS),
+            category=rng.choice(CATEGORIES),
+            is_published=rng.random() > 0.1,
+        )
+
+
+def random_filters(rng: random.Random) -> StartupFilters:
+    bound = [None, None, -1, 0, 1, 5, 6, 100, 999, 1000, 10**9]
+    return StartupFilters(
+        min_mrr=rng.choice(bound),
+        max_mrr=rng.choice(bound),
+        category=rng.choice([None, None, *TERMS]),
+        q=rng.choice([None, None, None, "alpha", "ALPHA", "mile", "ä", "tools", "0", "%", ""]),
+        sort=rng.choice(list(SORT_ORDERS)),
+    )
+
+
+def summary(page: selectors.StartupPage) -> tuple:
+    return ([(s.slug, s.rank) for s in page.startups], page.total, page.more)
+
+
+@pytest.mark.django_db
+def test_random_pages_match_the_database_exactly():
+    rng = random.Random(19)
+    dataset(rng)
+    token = readcache.current("data")
+    index = rankindex.build(db="default")
+    assert len(index.ids) == Startup.objects.filter(is_published=True).count()
+    everyone = list(Startup.objects.filter(is_published=True))
+    checked = 0
+    for _ in range(800):
+        filters = random_filters(rng)
+        assert rankindex.answers(filters)
+        limit = rng.choice([0, 1, 3, 10, 25])
+        after = None
+        if rng.random() < 0.3:
+            after = after_of(rng.choice(everyone), filters.sort)
+        offset = 0 if after else rng.choice([0, 0, 3, 10, 40, 200])
+        kwargs = dict(filters=filters, offset=offset, limit=limit, after=after)
+        from_index = readcache._page_from_index(index, token, **kwargs)
+        from_sql = selectors.startup_page(**kwargs)
+        if filters.q and filters.category:  # both at once: the SQL path answers
+            assert from_index is None
+            continue
+        assert from_index is not None
+        assert summary(from_index) == summary(from_sql), kwargs
+        checked += bool(from_sql.startups)
+    assert checked > 100  # many trials compared real pages, not empty ones
+
+
+@pytest.mark.django_db
+def test_filters_the_index_does_not_hold_go_to_sql():
+    for filters in (
+        StartupFilters(on_sale=True),
+        StartupFilters(verified=False),
+        StartupFilters(country="Germany"),
+        StartupFilters(website="acme.com"),
+    ):
+        assert not rankindex.answers(filters)
+    assert rankindex.answers(StartupFilters(website="", country="", min_mrr=5, sort="name-asc"))
+
+
+def list_page(client, key: str, query: str = "") -> dict:
+    response = client.get(f"/api/v1/startups{query}", HTTP_X_API_KEY=key)
+    assert response.status_code == 200
+    return response.json()
+
+
+@pytest.fixture
+def pro_key(db) -> str:
+    key, raw = make_api_key()
+    make_subscription(account=key.account)
+    return raw
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["?minMrr=50", "?sort=name-asc&category=tools&page=2&limit=3", "?q=alpha&sort=mrr-asc"],
+)
+def test_the_list_counts_and_ranks_without_a_count_query(client, pro_key, settings, query):
+    settings.LIST_CACHE_SECONDS = 0  # every request builds its page
+    dataset(random.Random(7))
+    list_page(client, pro_key, query)  # builds the index (and the term's places)
+    with CaptureQueriesContext(connection) as queries:
+        body = list_page(client, pro_key, query)
+    sql = " ".join(q["sql"].upper() for q in queries.captured_queries)
+    assert "COUNT(" not in sql and "ROW_NUMBER" not in sql
+    readcache.clear_local()
+    settings.READ_CACHE_SECONDS = 0  # the plain SQL path
+    assert list_page(client, pro_key, query) == body
+
+
+def test_a_write_shows_in_totals_and_ranks_at_once(client, pro_key, settings):
+    settings.LIST_CACHE_SECONDS = 0
+    dataset(random.Random(3), count=30)
+    before = list_page(client, pro_key, "?minMrr=1")
+    make_startup("Top of the list", slug="top", mrr=10**9)
+    after = list_page(client, pro_key, "?minMrr=1")
+    assert after["meta"]["total"] == before["meta"]["total"] + 1
+    assert after["data"][0]["slug"] == "top" and after["data"][0]["rank"] == 1
+    assert after["data"][1]["slug"] == before["data"][0]["slug"]
+    assert after["data"][1]["rank"] == 2
+
+
+@pytest.mark.parametrize("why", ["a large dataset", "a slow last build"])
+@pytest.mark.django_db(transaction=True)
+def test_a_slow_build_runs_in_the_background_while_sql_answers(settings, why):
+    settings.RANK_INDEX_REBUILD_SECONDS = 0
+    dataset(random.Random(5), count=40)
+    filters = StartupFilters(min_mrr=1)
+    copy = readcache.RANK_INDEX
+    if why == "a large dataset":
+        settings.RANK_INDEX_INLINE_STARTUPS = 10  # 40 startups are "large": no inline build
+    else:
+        settings.RANK_INDEX_INLINE_SECONDS = -1  # every build counts as slow
+        copy.build_seconds = 1.0  # as after a slow build
+    assert copy.current() is None  # stale: the SQL path answers while a thread builds
+    for _ in range(200):
+        if copy.index is not None and not copy.building:
+            break
+        time.sleep(0.05)
+    built = copy.current()
+    assert built is not None
+    token, index = built
+    expected = selectors.startup_page(filters=filters, offset=0, limit=10)
+    from_index = readcache._page_from_index(
+        index, token, filters=filters, offset=0, limit=10, after=None
+    )
+    assert summary(from_index) == summary(expected)
+
+
+def searches_for(term: str, sink: list[str], *, seconds: float = 0):
+    """An execute wrapper that notes every statement searching for `term` (and makes it take
+    at least `seconds`, so that requests arriving meanwhile find it running)."""
+
+    def wrapper(execute, sql, params, many, context):
+        if any(term in str(param).lower() for param in params or ()):
+            sink.append(sql)
+            time.sleep(seconds)
+        return execute(sql, params, many, context)
+
+    return wrapper
+
+
+def built_index() -> tuple[str, rankindex.RankIndex]:
+    for _ in range(200):  # a large dataset's first build runs in the background
+        if (built := readcache.RANK_INDEX.current()) is not None:
+            return built
+        time.sleep(0.05)
+    raise AssertionError("the rank index was not built in 10 s")
+
+
+def in_threads(count: int, work) -> list:
+    """`work()` in `count` threads at once, each with its own database connection."""
+    results: list = [None] * count
+
+    def run(n: int) -> None:
+        try:
+            results[n] = work()
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=run, args=(n,)) for n in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+    return results
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_new_term_is_searched_once_while_the_requests_asking_it_wait(settings):
+    settings.RANK_INDEX_INLINE_STARTUPS = 10  # 40 startups are "large"
+    settings.RANK_INDEX_REBUILD_SECONDS = 0
+    dataset(random.Random(11), count=40)
+    token, index = built_index()
+    # The default order: the page's ids come from the index too, so only the term is searched.
+    kwargs = dict(filters=StartupFilters(q="alpha", min_mrr=1), offset=3, limit=5, after=None)
+    searches: list[str] = []
+
+    def request():
+        with connection.execute_wrapper(searches_for("alpha", searches, seconds=0.5)):
+            return readcache._page_from_index(index, token, **kwargs)
+
+    pages = in_threads(4, request)  # the search takes 0.5 s: three arrive while it runs
+    assert len(searches) == 1  # one search for four requests, none of them through SQL
+    expected = summary(selectors.startup_page(**kwargs))
+    assert [summary(page) for page in pages] == [expected] * 4
+
+
+def test_a_page_in_another_order_reads_its_ids_and_the_data_token_in_one_statement(
+    client, pro_key, settings, django_assert_num_queries
+):
+    """A page in an order other than MRR walks that order in SQL for its ids; the data token
+    comes in the same statement (one snapshot), not in a second round trip."""
+    settings.LIST_CACHE_SECONDS = 0
+    dataset(random.Random(5))
+    query = "?sort=name-asc&minMrr=10&limit=5"
+    list_page(client, pro_key, query)  # builds the index and keeps the rows
+    # The request's tokens, then the ids with the token; the rows are kept copies.
+    with django_assert_num_queries(2):
+        body = list_page(client, pro_key, query)
+    readcache.clear_local()
+    settings.READ_CACHE_SECONDS = 0  # the plain SQL path gives the same page
+    assert list_page(client, pro_key, query) == body
+
+
+@pytest.mark.parametrize(
+    "query", ["?sort=mrr-asc&minMrr=10&limit=5", "?sort=mrr-asc&page=3&limit=7"]
+)
+def test_a_page_by_ascending_mrr_is_walked_in_the_index(
+    client, pro_key, settings, django_assert_num_queries, query
+):
+    """Ascending MRR is the default order's groups of equal MRR read backwards: its pages come
+    from the index (no SQL walk of the order), the same as the database's."""
+    settings.LIST_CACHE_SECONDS = 0
+    dataset(random.Random(5))
+    list_page(client, pro_key, query)  # builds the index and keeps the rows
+    with django_assert_num_queries(1):  # the request's tokens; the rows are kept copies
+        body = list_page(client, pro_key, query)
+    readcache.clear_local()
+    settings.READ_CACHE_SECONDS = 0  # the plain SQL path gives the same page
+    assert list_page(client, pro_key, query) == body
+
+
+# --- one build shared between processes (Redis) -----------------------------------------------
+
+
+@pytest.fixture
+def shared_cache(settings):
+    """The machine's Redis as the shared cache (.ci/run starts it), in a database of its own."""
+    from django.core.cache import cache
+
+    from openstartup.settings import redis_cache
+
+    settings.CACHES = {"default": {**redis_cache("redis://127.0.0.1:6379/6"), "KEY_PREFIX": "ri"}}
+    cache.clear()
+    assert cache.add("reachable", 1), "Redis on 127.0.0.1:6379 is needed (.ci/run starts it)"
+    yield cache
+    cache.clear()
+
+
+def as_another_worker() -> None:
+    """What a second worker (or one recycled after GUNICORN_MAX_REQUESTS) starts from: none of
+    this process's copies, the same database and shared cache."""
+    readcache.clear_local()
+
+
+def test_another_worker_loads_the_built_index_instead_of_reading_every_startup(shared_cache, db):
+    dataset(random.Random(23), count=60)
+    filters = StartupFilters(min_mrr=5, category="tools", sort="mrr-asc")
+    token, first = readcache.RANK_INDEX.current()
+    expected = summary(
+        readcache._page_from_index(first, token, filters=filters, offset=2, limit=9, after=None)
+    )
+    as_another_worker()
+    # The rows were changed behind the token's back (an UPDATE sends no signal): a worker that
+    # read every startup again would see the new MRR; one that loaded the shared build does not.
+    Startup.objects.filter(mrr=25000).update(mrr=1)
+    loaded_token, loaded = readcache.RANK_INDEX.current()
+    assert (loaded_token, loaded.build_id) == (token, first.build_id)
+    assert (loaded.ids, loaded.neg_mrr, loaded.categories) == (
+        first.ids,
+        first.neg_mrr,
+        first.categories,
+    )
+    page = readcache._page_from_index(loaded, token, filters=filters, offset=2, limit=9, after=None)
+    assert summary(page) == expected
+
+
+def test_a_write_starts_a_new_build_that_no_worker_takes_from_the_old_one(
+    shared_cache, client, pro_key, settings
+):
+    settings.LIST_CACHE_SECONDS = 0
+    dataset(random.Random(29), count=40)
+    before = list_page(client, pro_key, "?q=alpha&minMrr=1")
+    make_startup("alpha at the top", slug="alpha-top", mrr=10**9)  # a write: a new data token
+    as_another_worker()
+    after = list_page(client, pro_key, "?q=alpha&minMrr=1")
+    assert after["meta"]["total"] == before["meta"]["total"] + 1
+    assert after["data"][0]["slug"] == "alpha-top" and after["data"][0]["rank"] == 1
+    readcache.clear_local()
+    settings.READ_CACHE_SECONDS = 0  # the plain SQL path agrees
+    assert list_page(client, pro_key, "?q=alpha&minMrr=1") == after
+
+
+def test_a_term_one_worker_fetched_is_not_searched_again_by_another(
+    shared_cache, client, pro_key, settings
+):
+    settings.LIST_CACHE_SECONDS = 0
+    dataset(random.Random(31), count=60)
+    query = "?q=alpha&sort=mrr-asc&minMrr=1"
+    body = list_page(client, pro_key, query)  # builds the index and fetches the term's places
+    as_another_worker()
+    with CaptureQueriesContext(connection) as queries:
+        assert list_page(client, pro_key, query) == body
+    searched = [q["sql"] for q in queries.captured_queries if "alpha" in q["sql"].lower()]
+    assert searched == []  # the places came with the shared build, not from a search
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_background_build_waits_for_the_worker_already_building_the_same_data(
+    shared_cache, settings
+):
+    settings.RANK_INDEX_INLINE_STARTUPS = 10  # 40 startups are "large": background builds
+    settings.RANK_INDEX_REBUILD_SECONDS = 0
+    dataset(random.Random(37), count=40)
+    token = readcache.current("data")
+    # Another worker holds the build of this data ...
+    assert shared_cache.add(readcache._build_claim(token), 1, timeout=30)
+    copy = readcache.RANK_INDEX
+    assert copy.current() is None  # SQL answers while this worker waits for it
+    other = rankindex.build(db="default")
+    time.sleep(0.3)
+    assert copy.index is None  # still waiting, not reading every startup itself
+    readcache._share_index(token, other)  # ... and shares it
+    for _ in range(100):
+        if copy.index is not None:
+            break
+        time.sleep(0.05)
+    assert copy.index is not None and copy.index.build_id == other.build_id
+
+
+@pytest.mark.django_db(transaction=True)
+def test_with_the_shared_cache_down_a_background_build_does_not_wait(settings):
+    from openstartup.settings import redis_cache
+
+    settings.CACHES = {"default": redis_cache("redis://127.0.0.1:1/0")}  # nothing listens there
+    settings.RANK_INDEX_INLINE_STARTUPS = 10
+    settings.RANK_INDEX_REBUILD_SECONDS = 0
+    dataset(random.Random(41), count=40)
+    copy = readcache.RANK_INDEX
+    assert copy.current() is None
+    for _ in range(100):  # 5 s, well short of the 30 s a build may wait for another worker
+        if copy.index is not None:
+            break
+        time.sleep(0.05)
+    assert (
+        copy.index is not None
+        and len(copy.index.ids) == Startup.objects.filter(is_published=True).count()
+    )
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_request_waits_for_the_worker_already_searching_its_term(shared_cache, settings):
+    settings.RANK_INDEX_INLINE_STARTUPS = 10  # 40 startups are "large"
+    settings.RANK_INDEX_REBUILD_SECONDS = 0
+    dataset(random.Random(43), count=40)
+    token, index = built_index()
+    # Another worker holding the same build is searching for the term.
+    other = rankindex.RankIndex.from_shared_form(index.shared_form())
+    assert shared_cache.add(readcache._term_key(other, "alpha") + ":fetching", 1, timeout=30)
+    kwargs = dict(filters=StartupFilters(q="alpha", min_mrr=1), offset=0, limit=5, after=None)
+    searches: list[str] = []
+
+    def request():
+        with connection.execute_wrapper(searches_for("alpha", searches)):
+            return readcache._page_from_index(index, token, **kwargs)
+
+    pages: list = []
+
+    def wait_in_a_request() -> None:
+        try:
+            pages.append(request())
+        finally:
+            connection.close()
+
+    waiting = threading.Thread(target=wait_in_a_request)
+    waiting.start()
+    time.sleep(0.5)
+    assert waiting.is_alive() and index.cached_term("alpha") is None  # waits, does not search
+    places = other.fetch_term("alpha", db="default")
+    other.keep_term("alpha", places)
+    readcache._share_term(other, "alpha", places)
+    waiting.join(timeout=10)
+    assert searches == [] and len(pages) == 1
+    assert summary(pages[0]) == summary(selectors.startup_page(**kwargs))
+
+
+def write_after(term: str):
+    """An execute wrapper that commits a write right after the statement searching `term`:
+    the data changes while the places are being read."""
+
+    def wrapper(execute, sql, params, many, context):
+        result = execute(sql, params, many, context)
+        if any(term in str(param).lower() for param in params or ()):
+            readcache.bump("data")
+        return result
+
+    return wrapper
+
+
+def test_places_searched_while_the_data_changed_are_neither_kept_nor_shared(shared_cache, db):
+    dataset(random.Random(47), count=40)
+    token, index = readcache.RANK_INDEX.current()
+    kwargs = dict(filters=StartupFilters(q="alpha"), offset=0, limit=5, after=None)
+    with connection.execute_wrapper(write_after("alpha")):
+        assert readcache._page_from_index(index, token, **kwargs) is None  # SQL answers
+    assert index.cached_term("alpha") is None
+    assert shared_cache.get(readcache._term_key(index, "alpha")) is None
+    # ... and nobody is left waiting for that search.
+    assert shared_cache.get(readcache._term_key(index, "alpha") + ":fetching") is None
+
+
+def test_a_failed_search_leaves_no_claim_for_other_workers_to_wait_on(shared_cache, db):
+    dataset(random.Random(53), count=40)
+    token, index = readcache.RANK_INDEX.current()
+    kwargs = dict(filters=StartupFilters(q="alpha"), offset=0, limit=5, after=None)
+
+    def failing(execute, sql, params, many, context):
+        if any("alpha" in str(param).lower() for param in params or ()):
+            raise OperationalError("the search failed")
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(failing), pytest.raises(OperationalError):
+        readcache._page_from_index(index, token, **kwargs)
+    assert shared_cache.get(readcache._term_key(index, "alpha") + ":fetching") is None
+    page = readcache._page_from_index(index, token, **kwargs)  # searched again, at once
+    assert summary(page) == summary(selectors.startup_page(**kwargs))
