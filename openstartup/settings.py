@@ -145,6 +145,7 @@ INSTALLED_APPS = [
     "startups",
     "apikeys",
     "quota",
+    "restapi",  # the /api/v1 surface
     "aisurface",
     "mcpserver",
     "verification",

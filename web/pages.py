@@ -22,7 +22,7 @@ from billing.templatetags.plans import pro_offer
 from core.formats import site_url
 from openstartup import readcache
 from openstartup.readcache import startup_page, startup_profile_json
-from startups.params import (
+from restapi.params import (
     StartupFilterSerializer,
 )
 from startups.presentation import badge_embed_html, badge_svg, revenue_chart, startup_markdown
