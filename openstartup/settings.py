@@ -149,7 +149,8 @@ INSTALLED_APPS = [
     "aisurface",
     "mcpserver",
     "verification",
-    "openstartup",  # the read-cache generation tokens (openstartup/models.py)
+    "openstartup",  # the roof: its migrations' history only
+    "core",  # the read-cache generation tokens (core/models.py)
     "founders",
     "billing",
     "transparency",

@@ -29,7 +29,6 @@ from core.openapi import (
     rest_operation,
 )
 from core.renderers import camelize
-from openstartup.readcache import startup_page, startup_profile_json
 from quota.callers import request_caller
 from quota.plans import PRO
 from quota.views import RestView
@@ -40,6 +39,7 @@ from restapi.params import (
     StartupExportFilterSerializer,
     StartupFilterSerializer,
 )
+from restapi.profiles import startup_profile_json
 from restapi.serializers import (
     AttestationEnvelopeSerializer,
     CategoryCountSerializer,
@@ -52,6 +52,7 @@ from startups.attestation import attestation_payload, attestation_sign, jwks
 from startups.freshness import METHODOLOGY_VERSION, METHODOLOGY_VERSIONS
 from startups.history import revenue_history
 from startups.methodology import methodology_html
+from startups.pagecache import startup_page
 from startups.selectors import category_counts, startup_export, startup_get
 from startups.serializers import (
     SnapshotSerializer,
