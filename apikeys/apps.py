@@ -10,7 +10,14 @@ class ApikeysConfig(AppConfig):
 
         # Key records (apikeys/services.py) are made of keys and plan periods. A new key was
         # never looked up, so no copy of it exists; stamping its last use changes no record.
-        invalidation.register("auth", ApiKey, deletes=True, ignores={"last_used_at"}, skip=_created)
+        invalidation.register(
+            "auth",
+            ApiKey,
+            deletes=True,
+            ignores={"last_used_at"},
+            skip=_created,
+            new_rows_shown=False,
+        )
         invalidation.register("auth", Subscription, deletes=True)
 
 

@@ -18,7 +18,9 @@ covered on both ways it can be written:
   Outside a transaction the write has committed already, and the kind is bumped at once.
 
 Fields that change nothing any copy holds are named per model (`ignores`): a bulk write or
-a save touching only them (`last_used_at`, `last_login`) bumps nothing.
+a save touching only them (`last_used_at`, `last_login`) bumps nothing. Nor does creating
+rows no copy can hold yet (`new_rows_shown=False`: a new account has no keys and owns no
+startup until a later write, itself covered, says so).
 """
 
 import logging
@@ -34,10 +36,9 @@ from core.readcache import Kind
 
 logger = logging.getLogger(__name__)
 
-# kind -> {model: (fields that change nothing, skip(created, update_fields) -> bool)}
-REGISTRY: dict[str, dict[type[models.Model], tuple[frozenset[str], Callable[..., bool]]]] = {
-    kind: {} for kind in readcache.KINDS
-}
+# kind -> {model: (fields that change nothing, skip(created, update_fields), new rows shown)}
+Entry = tuple[frozenset[str], Callable[..., bool], bool]
+REGISTRY: dict[str, dict[type[models.Model], Entry]] = {kind: {} for kind in readcache.KINDS}
 # Kinds whose bulk writes await a service's own bump in the write's transaction.
 _ITEMISED: set[str] = set()
 
@@ -58,13 +59,14 @@ def register(
     deletes: bool = False,
     ignores: Iterable[str] = (),
     skip: Callable[[bool, Any], bool] = _never,
+    new_rows_shown: bool = True,
 ) -> None:
     """Writes of these models replace `kind`'s token: saves (deletions too with `deletes`),
     except those `skip(created, update_fields)` names, and bulk writes of any field but
-    `ignores`."""
+    `ignores` (and `bulk_create` only if `new_rows_shown`)."""
     ignored = frozenset(ignores)
     for model in registered:
-        REGISTRY[kind][model] = (ignored, skip)
+        REGISTRY[kind][model] = (ignored, skip, new_rows_shown)
         uid = f"readcache-{kind}-{model._meta.label}"
         post_save.connect(_saved, sender=model, dispatch_uid=uid)
         if deletes:
@@ -102,13 +104,16 @@ def _deleted(sender: type, **kwargs: Any) -> None:
         readcache.bump(kind)
 
 
-def bulk_written(model: type[models.Model], db: str, fields: Iterable[str] | None) -> None:
-    """A bulk write of `model` that changed rows through `db`: its kinds are bumped, now or
-    by the transaction's own service (see the module's docstring)."""
+def bulk_written(
+    model: type[models.Model], db: str, fields: Iterable[str] | None, *, created: bool = False
+) -> None:
+    """A bulk write of `model` that changed rows through `db` (`fields`: the ones an update
+    set; None: whole rows): its kinds are bumped, now or by the transaction's own service
+    (see the module's docstring)."""
     fields = None if fields is None else list(fields)
     connection = connections[db]
     for kind in kinds_of(model):
-        if only_ignored(model, kind, fields):
+        if only_ignored(model, kind, fields) or (created and not REGISTRY[kind][model][2]):
             continue
         if kind not in _ITEMISED or not connection.in_atomic_block:
             readcache.bump(kind)
@@ -146,7 +151,7 @@ def _update(self: models.QuerySet, **kwargs: Any) -> int:
 def _bulk_create(self: models.QuerySet, objs: Iterable[models.Model], *args: Any, **kw: Any):
     created = _plain_bulk_create(self, objs, *args, **kw)
     if created and _watched(self):
-        bulk_written(self.model, _write_db(self), None)
+        bulk_written(self.model, _write_db(self), None, created=True)
     return created
 
 

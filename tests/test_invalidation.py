@@ -81,6 +81,8 @@ def bulk_update(kind, model, row):
 
 
 def bulk_create(kind, model, row):
+    if not invalidation.REGISTRY[kind][model][2]:
+        pytest.skip("a new row of it is in no copy until a later write says so")
     model.objects.bulk_create([row], ignore_conflicts=True)
 
 
