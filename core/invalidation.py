@@ -12,10 +12,12 @@ covered on both ways it can be written:
   rows (through any manager, related managers included). A kind without an itemising
   service ("auth") is bumped at once. The "data" kind is itemised by the change service
   (startups/changes.py), whose `bump` names the changed startups (`<epoch>.<sequence>`): a
-  bulk write awaits that bump in its own transaction. A transaction that commits without it
-  is caught at commit: the kind is bumped then (a new epoch: every copy dropped) and the
-  write is logged as an error, so a forgotten `bump` costs a cold cache, never a stale one.
-  Outside a transaction the write has committed already, and the kind is bumped at once.
+  bulk write awaits that bump in its own transaction (or `startups.changes.nothing_visible()`,
+  where the service found that nothing any surface shows changed). A transaction that
+  commits without either is caught at commit: the kind is bumped right after (a new epoch:
+  every copy dropped) and the write is logged as an error, so a forgotten change costs a
+  cold cache and at most the moment between the commit and that bump. Outside a transaction
+  the write has committed already, and the kind is bumped at once.
 
 Fields that change nothing any copy holds are named per model (`ignores`): a bulk write or
 a save touching only them (`last_used_at`, `last_login`) bumps nothing. Nor does creating
