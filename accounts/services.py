@@ -7,7 +7,6 @@ from django.core.mail import send_mail
 from django.utils import timezone
 
 from accounts.models import User
-from openstartup import readcache
 
 _CONFIRM_SALT = "accounts.email-confirmation"
 
@@ -63,7 +62,6 @@ def email_confirm(*, token: str) -> User | None:
     if account.email_confirmed_at is None:
         account.email_confirmed_at = timezone.now()
         User.objects.filter(pk=account.pk).update(email_confirmed_at=account.email_confirmed_at)
-        readcache.bump("auth")  # key lookups cached per process carry the confirmation
     return account
 
 

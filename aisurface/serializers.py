@@ -1,7 +1,7 @@
 """The AI surface's shapes (/api/ai and MCP): snake_case, as the serializers write them.
 
 The discovery index and the AI profile render from their declared fields (their answers are
-kept as rendered bytes, see openstartup/readcache.py); the MCP search matches, up to 50 per
+kept as rendered bytes, see aisurface/cache.py); the MCP search matches, up to 50 per
 tool call, are written by hand beside their declarations, as the REST list rows are.
 """
 

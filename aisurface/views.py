@@ -16,7 +16,7 @@ from aisurface.serializers import (
     AiDiscoverySerializer,
     AiProfileSerializer,
 )
-from core import replica
+from core import readcache
 from core.errors import NotFound
 from core.openapi import (
     AI_REQUEST_HEADERS,
@@ -29,7 +29,6 @@ from core.openapi import (
     error_responses,
 )
 from core.renderers import JSONRenderer
-from openstartup import readcache
 from startups.selectors import ai_startup_get, ai_startup_list
 
 _ENTRY_EXAMPLE = {
@@ -117,9 +116,7 @@ class AiDiscoveryView(DocumentedOptions, APIView):
         def build() -> dict:
             filters = AiDiscoveryFilterSerializer(data=query)
             filters.is_valid()
-            startups = ai_startup_list(
-                **filters.validated_data, db=replica.fill_alias(readcache.current("data"))
-            )
+            startups = ai_startup_list(**filters.validated_data, db=readcache.fill_db())
             return AiDiscoverySerializer(startups, context={"request": request}).data
 
         return cached_response(request, parts=raw, build=build)
@@ -150,7 +147,7 @@ class AiProfileView(DocumentedOptions, APIView):
     )
     def get(self, request: Request, slug: str) -> Response:
         def build() -> dict:
-            startup = ai_startup_get(slug=slug, db=replica.fill_alias(readcache.current("data")))
+            startup = ai_startup_get(slug=slug, db=readcache.fill_db())
             if startup is None:
                 raise NotFound(f"No AI-enabled startup with slug '{slug}'")
             return AiProfileSerializer(startup, context={"request": request}).data

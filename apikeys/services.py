@@ -11,8 +11,8 @@ from django.utils import timezone
 from accounts.models import User
 from apikeys import keys
 from apikeys.models import ApiKey, Subscription
+from core import readcache
 from core.errors import EmailNotConfirmed, InvalidApiKey
-from openstartup import readcache
 from quota.callers import KeyAccount
 from quota.plans import PlanLimits, plan_for
 
@@ -51,10 +51,15 @@ class KeyRecord:
     email_confirmed: bool
 
 
-def _key_record(*, digest: str, now: datetime) -> KeyRecord | None:
-    """Read from the primary: it fills a per-process copy (openstartup/readcache.py)."""
+# Key records: one query per key, or none while this process holds a current copy.
+KEY_RECORDS = readcache.LocalCache("auth", max_entries=10_000)
+
+
+@readcache.fills_cache(kind="auth")
+def _key_record(*, digest: str, now: datetime, db: str) -> KeyRecord | None:
+    """The record of an active key, filling a per-process copy (core/readcache.py)."""
     row = (
-        ApiKey.objects.using(readcache.PRIMARY)
+        ApiKey.objects.using(db)
         .filter(digest=digest, revoked_at__isnull=True, account__is_active=True)
         .annotate(
             pro_until=Subquery(
@@ -84,14 +89,14 @@ def api_key_authenticate(*, raw: str, now: datetime | None = None) -> KeyAccount
     InvalidApiKey (401 `invalid_api_key`); a good key of an account whose e-mail address is not
     confirmed raises EmailNotConfirmed (403); callers must never fall back to anonymous access.
     Used by the DRF authentication class and the MCP view alike. The lookup is one query, or
-    none while this process holds a current copy (openstartup/readcache.py): a revocation or
+    none while this process holds a current copy (`KEY_RECORDS`): a revocation or
     a plan change anywhere shows on the very next request, on every server.
     """
     if not keys.is_well_formed(raw):
         raise InvalidApiKey()
     now = now or timezone.now()
     digest = keys.digest(raw)
-    record = readcache.key_record(digest, lambda: _key_record(digest=digest, now=now))
+    record = KEY_RECORDS.get_or_build(digest, lambda: _key_record(digest=digest, now=now))
     if record is None:
         raise InvalidApiKey()
     if not record.email_confirmed:
@@ -116,8 +121,7 @@ def api_key_revoke(*, api_key: ApiKey, now: datetime | None = None) -> ApiKey:
         api_key.revoked_at = now or timezone.now()
         ApiKey.objects.filter(pk=api_key.pk, revoked_at__isnull=True).update(
             revoked_at=api_key.revoked_at
-        )
-        readcache.bump("auth")
+        )  # the "auth" token is replaced with it (apikeys/apps.py registers ApiKey)
     return api_key
 
 
@@ -134,7 +138,6 @@ def api_keys_revoke_all(*, account: User, now: datetime | None = None) -> int:
     revoked = ApiKey.objects.filter(account=account, revoked_at__isnull=True).update(
         revoked_at=now or timezone.now()
     )
-    readcache.bump("auth")
     return revoked
 
 
@@ -174,11 +177,9 @@ def subscription_set(*, account: User, plan: PlanChoice, now: datetime | None = 
         Subscription.objects.create(account=account, current_period_end=now + PRO_PERIOD)
     elif plan == "lapsed":
         Subscription.objects.create(account=account, current_period_end=now - timedelta(days=1))
-    readcache.bump("auth")
 
 
 def account_allowance_set(*, account: User, allowance: int | None) -> None:
     """Set (or with None clear) the account's monthly allowance override (operators only)."""
     account.monthly_allowance_override = allowance
     User.objects.filter(pk=account.pk).update(monthly_allowance_override=allowance)
-    readcache.bump("auth")

@@ -12,8 +12,8 @@ import time
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from openstartup import readcache
-from startups import rankindex, selectors
+from core import readcache
+from startups import pagecache, rankindex, selectors
 from startups.selectors import After, StartupFilters, after_of, startup_list
 
 CASES = [
@@ -63,7 +63,7 @@ def main() -> None:
             t = time.perf_counter()
             if rankindex.answers(filters):
                 readcache.clear_local()  # the rows too, as for a page no copy holds
-                page = readcache._page_from_index(
+                page = pagecache._page_from_index(
                     index, token, filters=filters, offset=offset, limit=10, after=after
                 )
             index_ms = (time.perf_counter() - t) * 1000

@@ -15,7 +15,6 @@ from accounts.models import User
 from apikeys.models import Subscription
 from apikeys.services import PRO_PERIOD
 from billing.models import BillingCustomer, StripeEvent, StripeSubscription
-from openstartup import readcache
 
 logger = logging.getLogger(__name__)
 
@@ -162,7 +161,7 @@ def webhook_event_handle(*, payload: bytes, signature: str | None) -> str:
         # Another delivery about the same subscription won a race: nothing was stored, so
         # Stripe must send this one again.
         raise WebhookRetry("concurrent update; retry") from None
-    readcache.bump("auth")
+    # A plan change is a write of Subscription rows: it replaced the "auth" token with them.
     logger.info("stripe event %s %s: %s", event["id"], event["type"], outcome)
     return outcome
 

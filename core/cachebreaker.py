@@ -4,7 +4,7 @@ django-redis already turns a failed call into a miss (IGNORE_EXCEPTIONS), but ea
 waits up to its socket timeout, and a request makes several. `BreakerClient` remembers the
 failure: for `REDIS_BREAKER_SECONDS` every call fails at once (a miss, or a skipped write), then
 one call is let through to try again. Correctness never depends on this: the read cache's
-tokens live in the database (openstartup/readcache.py), so a skipped write loses nothing but
+tokens live in the database (core/readcache.py), so a skipped write loses nothing but
 speed. State is per process.
 """
 

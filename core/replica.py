@@ -19,7 +19,7 @@ position, per process). While open, requests read the primary without asking the
 then one request checks again. Outside web requests (management commands, the refresh worker)
 everything reads the primary. State is per process.
 
-The read cache (openstartup/readcache.py) asks another question: may a copy filed under the
+The read cache (core/readcache.py) asks another question: may a copy filed under the
 data token `<epoch>.<sequence>` be filled from the replica? `fill_alias(token)` says yes when
 the replica's own highest change sequence (`startups_change`, whose ids are handed out in
 commit order, each in the transaction of the write it records) has reached the token's: the

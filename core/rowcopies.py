@@ -1,6 +1,6 @@
 """Per-startup copies invalidated row by row from the change sequence (no app imported here).
 
-The data token (openstartup/readcache.py) has two forms:
+The data token (core/readcache.py) has two forms:
 
 - `<epoch>.<sequence>`: written by the change service (startups/changes.py) in the transaction
   of every itemised write: the epoch of the token it replaces, and the highest `Change` id it

@@ -1,6 +1,6 @@
 """The generation tokens kept in memory, current through PostgreSQL's LISTEN/NOTIFY.
 
-Reading the tokens (openstartup/readcache.py) is the only statement a cached anonymous answer
+Reading the tokens (core/readcache.py) is the only statement a cached anonymous answer
 sends: about 0.15 ms of the 0.5 ms `/api/ai/discovery` takes in-process. A process that watches
 keeps them instead: one thread holds its own connection, `LISTEN`s on CHANNEL, and reads the
 tokens again as soon as a write that replaced one commits (`readcache.bump` sends the

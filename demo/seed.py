@@ -17,9 +17,15 @@ from django.utils import timezone
 from django.utils.text import slugify
 
 from core.formats import month_start
-from openstartup import readcache
 from startups.changes import loaded_changes, slugs_present, startups_change_record
-from startups.models import Founder, RevenueSnapshot, Social, Startup
+from startups.models import (
+    Founder,
+    MonthlyRevenue,
+    RevenueSnapshot,
+    Social,
+    Startup,
+    Verification,
+)
 from verification import crypto
 from verification.models import ProviderConnection
 from verification.providers import demo as demo_provider
@@ -198,6 +204,16 @@ LAST = [
 TEAM_SIZES = ["1", "2-5", "6-10", "11-25", None]
 # Days of daily snapshots before the seed's own sync: enough for `growth30d` to show.
 HISTORY_DAYS = 45
+# The tables a load writes (their planner statistics are refreshed after it).
+LOADED_MODELS = (
+    Startup,
+    Founder,
+    Social,
+    Verification,
+    MonthlyRevenue,
+    RevenueSnapshot,
+    ProviderConnection,
+)
 BATCH = 1000
 
 
@@ -469,7 +485,7 @@ def _earlier_snapshots(startup_id: int, recipe: demo_provider.Recipe, *, now: da
 def refresh_planner_statistics() -> None:
     """After a bulk load: fresh statistics, and on PostgreSQL a visibility map for index-only
     scans (without it an exact COUNT(*) for meta.total reads the whole table)."""
-    tables = [m._meta.db_table for m in readcache.STARTUP_MODELS]
+    tables = [m._meta.db_table for m in LOADED_MODELS]
     conn = connections[DEFAULT_DB_ALIAS]
     with conn.cursor() as cursor:
         for table in tables:

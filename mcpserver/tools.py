@@ -15,8 +15,9 @@ from django.conf import settings
 from django.http import HttpRequest
 from rest_framework import serializers
 
+from aisurface.cache import ai_answer
 from aisurface.serializers import AiMatchSerializer, AiProfileSerializer
-from core import replica
+from core import readcache
 from core.formats import site_url
 from mcpserver.arguments import (
     LimitField,
@@ -40,7 +41,6 @@ from mcpserver.bounds import (
     cut,
     result_chars,
 )
-from openstartup import readcache
 from startups.history import revenue_history
 from startups.selectors import ai_enabled_startups, ai_startup_get, ai_startup_list
 from startups.serializers import SnapshotSerializer
@@ -205,14 +205,11 @@ class RevenueArguments(ToolArguments):
         return attrs
 
 
-# Tool results are kept under the data token (call_tool): what fills them reads the primary,
-# or the replica once it has replayed the write that produced the token (core/replica.py).
-def _db() -> str:
-    return replica.fill_alias(readcache.current("data"))
+# Tool results are kept under the data token (call_tool): what fills them reads the primary.
 
 
 def _matches(request: HttpRequest, *, detail: bool = False, **filters: Any) -> dict:
-    startups = ai_startup_list(**filters, db=_db())
+    startups = ai_startup_list(**filters, db=readcache.fill_db())
     data = AiMatchSerializer(startups, many=True, context={"request": request}).data
     length = DETAIL_DESCRIPTION if detail else COMPACT_DESCRIPTION
     for match in data:
@@ -225,7 +222,7 @@ def _search_startups(request: HttpRequest, args: dict) -> dict:
 
 
 def _get_startup(request: HttpRequest, args: dict) -> dict:
-    startup = ai_startup_get(slug=args["slug"], db=_db())
+    startup = ai_startup_get(slug=args["slug"], db=readcache.fill_db())
     if startup is None:
         raise ToolError(
             f"No AI-enabled startup has slug '{args['slug']}'. "
@@ -252,7 +249,7 @@ def _by_industry(request: HttpRequest, args: dict) -> dict:
 
 
 def _history(request: HttpRequest, args: dict) -> dict:
-    startup = ai_enabled_startups(db=_db()).filter(slug=args["slug"]).first()
+    startup = ai_enabled_startups(db=readcache.fill_db()).filter(slug=args["slug"]).first()
     if startup is None:
         raise ToolError(
             f"No AI-enabled startup has slug '{args['slug']}'. "
@@ -422,7 +419,7 @@ def call_tool(name: str, arguments: Any, *, request: HttpRequest) -> dict:
     # call, on every surface at once. A ToolError is never kept.
     identity = {"site": site_url(request), "tool": name, "arguments": args.validated_data}
     try:
-        return orjson.loads(readcache.ai_answer(identity=identity, build=build)["body"])
+        return orjson.loads(ai_answer(identity=identity, build=build)["body"])
     except ToolError as error:
         return _text_result(str(error), is_error=True)
 

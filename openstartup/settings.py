@@ -100,7 +100,7 @@ PUBLIC_LIST_MAX_PAGES = env_int("PUBLIC_LIST_MAX_PAGES", 20)
 # after this many seconds (quota/services.py); longer than any request may take.
 QUOTA_HOLD_SECONDS = env_int("QUOTA_HOLD_SECONDS", 120)
 # Per-process copies of hot reads (keys and plans, profiles, list rows, AI answers), kept exact
-# by generation tokens in the database (openstartup/readcache.py); also the longest an unchanged
+# by generation tokens in the database (core/readcache.py); also the longest an unchanged
 # copy is kept. 0 turns copies off (and shared entries then only age out).
 READ_CACHE_SECONDS = env_int("READ_CACHE_SECONDS", 300)
 # How long the change feed keeps its entries, tombstones included (startups/feed.py); the refresh
@@ -147,10 +147,12 @@ INSTALLED_APPS = [
     "startups",
     "apikeys",
     "quota",
+    "restapi",  # the /api/v1 surface
     "aisurface",
     "mcpserver",
     "verification",
-    "openstartup",  # the read-cache generation tokens (openstartup/models.py)
+    "openstartup",  # the roof: its migrations' history only
+    "core",  # the read-cache generation tokens (core/models.py)
     "founders",
     "billing",
     "transparency",

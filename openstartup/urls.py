@@ -9,11 +9,8 @@ from core import health
 from core.converters import AnyTextConverter
 from core.docs_page import ApiReferenceView
 from mcpserver import views as mcp_views
-from startups import feed_views
-from startups import views as startup_views
-from transparency import views as log_views
+from restapi import views as rest_views
 from web import llms, pages
-from webhooks import api as webhook_api
 
 register_converter(AnyTextConverter, "anytext")
 
@@ -25,63 +22,7 @@ urlpatterns = [
     # Probes for load balancers: no authentication, no allowance spent.
     path("healthz", health.healthz, name="healthz"),
     path("readyz", health.readyz, name="readyz"),
-    re_path(r"^api/v1/startups/?$", startup_views.StartupListView.as_view(), name="startup-list"),
-    # Before the detail: its <anytext:> would take "slug/history" as a slug. Slugs have no "/".
-    path(
-        "api/v1/startups/<str:slug>/history",
-        startup_views.StartupHistoryView.as_view(),
-        name="startup-history",
-    ),
-    path(
-        "api/v1/startups/<str:slug>/attestation",
-        startup_views.StartupAttestationView.as_view(),
-        name="startup-attestation",
-    ),
-    # The transparency log (RFC 6962 style): public, no allowance spent.
-    path("api/v1/log/tree-head", log_views.TreeHeadView.as_view(), name="log-tree-head"),
-    path("api/v1/log/entries", log_views.LogEntriesView.as_view(), name="log-entries"),
-    path(
-        "api/v1/log/proof/inclusion",
-        log_views.InclusionProofView.as_view(),
-        name="log-inclusion-proof",
-    ),
-    path(
-        "api/v1/log/proof/consistency",
-        log_views.ConsistencyProofView.as_view(),
-        name="log-consistency-proof",
-    ),
-    path(".well-known/jwks.json", startup_views.jwks_view, name="jwks"),
-    # <anytext:> so that any slug text, slashes and newlines included, reaches the view.
-    path(
-        "api/v1/startups/<anytext:slug>",
-        startup_views.StartupDetailView.as_view(),
-        name="startup-detail",
-    ),
-    re_path(r"^api/v1/changes/?$", feed_views.ChangeFeedView.as_view(), name="change-feed"),
-    re_path(
-        r"^api/v1/webhooks/endpoints/?$",
-        webhook_api.WebhookEndpointListView.as_view(),
-        name="webhook-endpoints",
-    ),
-    # Before the endpoint's own path: its <anytext:> would take "1/deliveries" as an id.
-    re_path(
-        r"^api/v1/webhooks/endpoints/(?P<endpoint_id>[^/]+)/deliveries/?$",
-        webhook_api.WebhookDeliveryListView.as_view(),
-        name="webhook-deliveries",
-    ),
-    path(
-        "api/v1/webhooks/endpoints/<anytext:endpoint_id>",
-        webhook_api.WebhookEndpointDetailView.as_view(),
-        name="webhook-endpoint",
-    ),
-    re_path(
-        r"^api/v1/categories/?$", startup_views.CategoryListView.as_view(), name="category-list"
-    ),
-    path(
-        "api/v1/exports/startups.ndjson",
-        startup_views.StartupExportView.as_view(),
-        name="startup-export",
-    ),
+    path("", include("restapi.urls")),
     # The public pages (HTML, cached, no allowance spent): list, profile and its twins.
     path("startups/", pages.startup_browse, name="startup-browse"),
     re_path(r"^startups/(?P<slug>[^/]+)\.md$", pages.profile_markdown, name="startup-markdown"),
@@ -117,7 +58,7 @@ urlpatterns = [
     path("docs/guide/", pages.api_guide, name="api-guide"),
     path(
         "docs/methodology/<str:version>",
-        startup_views.methodology_page,
+        rest_views.methodology_page,
         name="methodology",
     ),
     path("admin/", admin.site.urls),

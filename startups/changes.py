@@ -29,9 +29,8 @@ from django.conf import settings
 from django.db import connections
 from django.utils import timezone
 
-from core import rowcopies
+from core import readcache, rowcopies
 from core.renderers import camel_key
-from openstartup import readcache
 from startups.models import Change, Startup, Verification
 
 CREATED, UPDATED = Change.Kind.CREATED, Change.Kind.UPDATED
@@ -138,6 +137,13 @@ def startups_change_record(changes: Iterable[Changed], *, now: datetime | None =
         highest = Change.objects.using(DB).order_by("-id").values_list("id", flat=True)[0]
     readcache.bump("data", rowcopies.token_of(epoch, highest, new_epoch=secrets.token_hex))
     return len(rows)
+
+
+def nothing_visible() -> None:
+    """Say, inside a write's transaction, that its queryset writes so far change nothing any
+    surface shows (a sync that found the same figures, a day's snapshot): the data token
+    stays, and core/invalidation.py does not take them for writes that forgot their change."""
+    readcache.settled("data")
 
 
 def slugs_present(slugs: list[str]) -> dict[str, int]:

@@ -10,7 +10,7 @@ from datetime import UTC, date, datetime, timedelta
 from django.db import transaction
 from django.db.models import QuerySet
 
-from startups.changes import api_fields, startup_change_record
+from startups.changes import api_fields, nothing_visible, startup_change_record
 from startups.models import RevenueSnapshot, Startup, Verification
 
 GROWTH_DAYS = 30
@@ -63,6 +63,8 @@ def revenue_snapshot_record(*, startup: Startup, now: datetime) -> RevenueSnapsh
     if stored != growth:
         Startup.objects.filter(pk=startup.pk).update(growth_30d=growth)
         startup_change_record(startup=startup, fields=api_fields(["growth_30d"]), now=now)
+    else:
+        nothing_visible()
     return RevenueSnapshot.objects.get(startup=startup, date=day)
 
 

@@ -20,7 +20,7 @@ and a startup's rank in it is its place minus `lo`; with a category or a term, t
 are taken in the matching sorted places. Pages in the default order and in ascending MRR (the
 same groups of equal MRR, read from the last one back) are walked here too; the other orders
 walk their own index in SQL for the page's ids. The structure is exact for the data it was
-built from; openstartup/readcache.py keeps one per process under the data token and never uses
+built from; startups/pagecache.py keeps one per process under the data token and never uses
 an old one (the SQL path answers while a new one is built).
 """
 

@@ -89,7 +89,7 @@ class StartupPage:
 
 def published_startups(*, db: str | None = None) -> QuerySet[Startup]:
     """Startups published to the REST surface. `db` names the database to read: the read
-    cache passes the primary when it fills a copy (openstartup/readcache.py); None lets the
+    cache passes the primary when it fills a copy (core/readcache.py); None lets the
     router choose."""
     return Startup.objects.db_manager(db).filter(is_published=True)
 
@@ -309,7 +309,7 @@ def startup_page(
     """One page of `startup_list`, each startup carrying `rank` (its position by MRR within the
     filtered set; None without MRR), and the filtered set's exact total: from `offset`, or
     (cursor paging) from the startup after `after`, whose sort must be the filters' sort. The
-    read cache keeps pages (openstartup/readcache.py); this is the plain query."""
+    read cache keeps pages (core/readcache.py); this is the plain query."""
     qs = startup_list(filters=filters).only(*LIST_COLUMNS).using(db)
     total = qs.count()  # before the per-row annotation: the count needs none
     if after is not None:

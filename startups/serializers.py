@@ -20,7 +20,6 @@ from django.utils.dateparse import parse_datetime
 from rest_framework import serializers
 
 from core.formats import iso_month, iso_timestamp, site_url
-from quota.plans import FREE, PRO
 from startups.freshness import STATUSES, last_synced_at, methodology_url, verification_status
 from startups.models import Credential, Founder, MonthlyRevenue, Startup, Verification
 from startups.reported import (
@@ -30,7 +29,6 @@ from startups.reported import (
     provider_reported,
 )
 from startups.trust import SOURCE_HELP, SOURCES, revenue_source, shown_founders
-from transparency.serializers import LoggedAttestationSerializer
 
 
 def profile_url(startup: Startup, request) -> str:
@@ -349,106 +347,9 @@ class StartupDetailSerializer(Shape):
         return profile_url(startup, self.context.get("request"))
 
 
-class QuotaMetaSerializer(serializers.Serializer):
-    limit = whole(help_text="Records included this month.")
-    used = whole()
-    remaining = whole()
-    resets_at = timestamp(help_text="1st of next month, 00:00 UTC.")
-
-
-class StartupPageMetaSerializer(serializers.Serializer):
-    total = whole(help_text="Matching startups across all pages.")
-    page = whole(null=True, help_text="Current page; null when paging by `cursor`.")
-    limit = whole(help_text="Results per page actually applied.")
-    has_more = serializers.BooleanField(help_text="True while more pages follow.")
-    plan = serializers.ChoiceField(choices=[FREE.name, PRO.name])
-    max_limit = whole(help_text="Most records one request can return on the plan.")
-    quota = QuotaMetaSerializer(required=False, help_text="Free plan only.")
-    notice = text(
-        required=False,
-        help_text="Only when `limit` was lowered to the plan maximum or to the records left.",
-    )
-    warnings = serializers.ListField(
-        child=text(),
-        required=False,
-        help_text="Only when something the request sent was ignored: one sentence per unknown "
-        "query parameter, invalid value (an unknown `sort` included) or unknown `fields` name. "
-        "The request is still answered (invalid parameters are never errors).",
-    )
-    next_cursor = text(
-        null=True,
-        help_text="Send as `cursor` for the next page (cursor paging); null on the last page.",
-    )
-
-
-class StartupPageSerializer(serializers.Serializer):
-    """GET /api/v1/startups: `{data, meta}` (declared for the OpenAPI document)."""
-
-    data = StartupListSerializer(many=True)
-    meta = StartupPageMetaSerializer()
-
-
-class CategoryCountSerializer(serializers.Serializer):
-    name = text(
-        source="category",
-        help_text="A primary category, as startups give it (`category=` matches it).",
-    )
-    count = whole(help_text="Published startups with this primary category.")
-
-
-class CategoryListSerializer(serializers.Serializer):
-    """GET /api/v1/categories: `{data}` (declared for the OpenAPI document)."""
-
-    data = CategoryCountSerializer(many=True)
-
-
-class StartupEnvelopeSerializer(serializers.Serializer):
-    """GET /api/v1/startups/{slug}: `{data}` (declared for the OpenAPI document)."""
-
-    data = StartupDetailSerializer()
-
-
 class SnapshotSerializer(serializers.Serializer):
     date = serializers.DateField(help_text="UTC date of the last successful sync that day.")
     mrr = whole(null=True)
     arr = whole(null=True)
     customers = whole()
     last_30_days = whole()
-
-
-class HistoryMetaSerializer(serializers.Serializer):
-    slug = text()
-    count = whole(help_text="Snapshots in `data`.")
-    to = serializers.DateField(allow_null=True, help_text="The `to` bound applied (null: none).")
-    plan = serializers.ChoiceField(choices=[FREE.name, PRO.name])
-    max_limit = whole()
-    quota = QuotaMetaSerializer(required=False, help_text="Free plan only.")
-
-    def get_fields(self) -> dict:
-        fields = super().get_fields()
-        fields["from"] = serializers.DateField(
-            allow_null=True, help_text="The `from` bound applied (null: none)."
-        )
-        return fields
-
-
-class HistoryPageSerializer(serializers.Serializer):
-    """GET /api/v1/startups/{slug}/history: daily snapshots, oldest first."""
-
-    data = SnapshotSerializer(many=True)
-    meta = HistoryMetaSerializer()
-
-
-class AttestationSerializer(LoggedAttestationSerializer):
-    jws = text(
-        help_text="Compact JWS (RFC 7515), EdDSA/Ed25519 (RFC 8037). Payload: `slug`, every field "
-        "of the detail's `verification` object (camelCase, monthly rows included), "
-        "`issuedAt`, and the JWT claims verifiers must check: `iss` (the service's address), "
-        "`sub` (the slug), `iat` and `exp` (Unix seconds). Verify against "
-        "/.well-known/jwks.json."
-    )
-    key_id = text(help_text="`kid` of the signing key in /.well-known/jwks.json.")
-
-
-class AttestationEnvelopeSerializer(serializers.Serializer):
-    data = AttestationSerializer()

@@ -12,7 +12,7 @@ from rest_framework.response import Response
 from core.errors import InvalidParameter
 from core.openapi import INVALID_PARAMETER, rest_operation
 from quota.callers import request_caller
-from startups.views import RestView
+from quota.views import RestView
 from transparency.serializers import (
     ConsistencyProofEnvelopeSerializer,
     InclusionProofEnvelopeSerializer,

@@ -13,7 +13,12 @@ from django.db import DatabaseError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from startups.changes import VERIFIED_FIGURES, startup_change_record, verified_figures_changes
+from startups.changes import (
+    VERIFIED_FIGURES,
+    nothing_visible,
+    startup_change_record,
+    verified_figures_changes,
+)
 from startups.freshness import METHODOLOGY_VERSION
 from startups.history import revenue_snapshot_record
 from startups.models import MonthlyRevenue, Startup, Verification
@@ -269,6 +274,7 @@ def _write_figures(
     )
     if not changed:  # nothing anyone sees changes: only the time of the sync is stamped
         Verification.objects.filter(startup=startup).update(verified_at=now)
+        nothing_visible()
         return True
     stored = {
         "provider": provider_name,
@@ -323,5 +329,7 @@ def _sync_failed(
             and Verification.objects.filter(startup_id=connection.startup_id).exists()
         ):
             startup_change_record(startup=connection.startup, fields=["verification.status"])
+        else:  # the same status again, or one no surface shows (no verified figures)
+            nothing_visible()
     connection.refresh_from_db()
     return connection

@@ -1,7 +1,7 @@
 """The public HTML pages: landing, startup list, profile and its Markdown and badge twins.
 
 They spend no API allowance, so each answer is kept whole in the shared cache for
-PUBLIC_PAGE_CACHE_SECONDS, keyed by the data token (openstartup/readcache.py) as the API's
+PUBLIC_PAGE_CACHE_SECONDS, keyed by the data token (core/readcache.py) as the API's
 answers are: a write makes every page afresh on the next request. The list stops at
 PUBLIC_LIST_MAX_PAGES pages: a crawler gets nothing here faster than the API would give it.
 Reads go through the same selectors and serializers as the API.
@@ -19,12 +19,13 @@ from django.views.decorators.cache import cache_page
 from django.views.decorators.http import require_safe
 
 from billing.templatetags.plans import pro_offer
+from core import readcache
 from core.formats import site_url, usd_text
-from openstartup import readcache
-from openstartup.readcache import startup_page, startup_profile_json
-from startups.params import (
+from restapi.params import (
     StartupFilterSerializer,
 )
+from restapi.profiles import startup_profile_json
+from startups.pagecache import startup_page
 from startups.presentation import badge_embed_html, badge_svg, revenue_chart, startup_markdown
 from startups.selectors import (
     SORT_ORDERS,

@@ -14,8 +14,8 @@ from rest_framework.response import Response
 from core.errors import ApiError, ErrorSerializer, InvalidApiKey, NotFound
 from core.openapi import REST_RESPONSE_HEADERS, REST_TAG, error_responses
 from quota.callers import KeyAccount
+from quota.views import RestView
 from startups.serializers import text, timestamp, whole
-from startups.views import RestView
 from webhooks.limits import DELIVERY_RETENTION, ENDPOINTS, EVENT_TYPES
 from webhooks.models import Delivery, Endpoint
 from webhooks.selectors import RECENT_DELIVERIES, deliveries_recent, endpoint_get, endpoint_list

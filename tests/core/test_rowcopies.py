@@ -8,10 +8,11 @@ import random
 import pytest
 from django.db import transaction
 
-from core import rowcopies
+from core import readcache, rowcopies
+from core.models import Generation
 from founders.services import PROFILE_FIELDS, startup_update
-from openstartup import readcache
-from openstartup.models import Generation
+from restapi import profiles
+from startups import pagecache
 from startups.changes import startup_change_record
 from startups.models import Change, Startup
 from tests.support.factories import make_account, make_api_key, make_startup, make_subscription
@@ -80,11 +81,11 @@ def test_a_change_keeps_every_other_list_row(client, pro, settings):
     startups = [make_startup(name=f"Row {n:02d}", mrr=1000 + n) for n in range(20)]
     recorded_write(startups[0])
     client.get("/api/v1/startups?limit=20", **pro)
-    assert len(readcache.LIST_ROWS) == 20
+    assert len(pagecache.LIST_ROWS) == 20
 
     founder_edit(startups[5], name="Row Five", mrr=5)
     readcache.row_stamp()  # what the next request does first
-    kept = {entry[3] for entry in readcache.LIST_ROWS._entries.values()}
+    kept = {entry[3] for entry in pagecache.LIST_ROWS._entries.values()}
     assert kept == {s.pk for s in startups} - {startups[5].pk}
     body = client.get("/api/v1/startups?limit=20", **pro).json()
     assert body["data"][-1]["name"] == "Row Five" and body["data"][-1]["rank"] == 20
@@ -94,7 +95,7 @@ def test_a_write_the_sequence_does_not_itemise_drops_every_copy(client, pro):
     acme = make_startup(name="Acme", slug="acme", mrr=100)
     recorded_write(acme)
     client.get("/api/v1/startups/acme", **pro)
-    assert len(readcache.PROFILES) == 1
+    assert len(profiles.PROFILES) == 1
     # What another server's ORM save (or an older release's write) leaves: a random token.
     Startup.objects.filter(pk=acme.pk).update(name="Renamed elsewhere")
     Generation.objects.filter(kind="data").update(token="0123456789abcdef")
@@ -235,16 +236,16 @@ def test_the_rank_index_is_carried_over_changes_it_does_not_hold(client, pro, se
     settings.LIST_CACHE_SECONDS = 0
     startups = [make_startup(name=f"Carried {n}", mrr=100 * n) for n in range(1, 11)]
     recorded_write(startups[0])
-    built = readcache.RANK_INDEX.current()
+    built = pagecache.RANK_INDEX.current()
     with transaction.atomic():
         Startup.objects.filter(pk=startups[3].pk).update(growth_30d=12)
         startup_change_record(startup=startups[3], fields=["revenue.growth30d"])
-    carried = readcache.RANK_INDEX.current()
+    carried = pagecache.RANK_INDEX.current()
     assert carried[1] is built[1] and carried[0] != built[0]
     assert carried[0] == Generation.objects.get(kind="data").token
 
     founder_edit(Startup.objects.get(pk=startups[0].pk), mrr=99_000)  # under the review bar
-    rebuilt = readcache.RANK_INDEX.current()
+    rebuilt = pagecache.RANK_INDEX.current()
     assert rebuilt[1] is not built[1]
     body = client.get("/api/v1/startups?limit=3", **pro).json()
     assert [s["rank"] for s in body["data"]] == [1, 2, 3]

@@ -19,9 +19,8 @@ from django.db import connection
 from django.utils import timezone
 
 from apikeys.models import ApiKey
-from core import tokenwatch
-from openstartup import readcache
-from openstartup.models import Generation
+from core import readcache, tokenwatch
+from core.models import Generation
 from startups.models import Startup
 from tests.support.factories import make_ai_startup, make_api_key, make_subscription
 from tests.system.test_faults import ROOT, TcpProxy, _wait_for_other_sessions_to_end

@@ -417,7 +417,7 @@ def test_arguments_may_be_omitted(client, dataset):
     ],
 )
 def test_tool_query_counts_are_pinned(client, dataset, django_assert_num_queries, name, queries):
-    # One more: the request reads the generation tokens (openstartup/readcache.py).
+    # One more: the request reads the generation tokens (core/readcache.py).
     with django_assert_num_queries(queries + 1):
         result = call_tool(client, name, GOOD_CALLS[name])
     assert result["isError"] is False

@@ -9,7 +9,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from startups.fieldsets import field_names
+from restapi.fieldsets import field_names
 from startups.models import Startup
 from startups.serializers import StartupListSerializer
 from tests.support.factories import (

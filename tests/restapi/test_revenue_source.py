@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from openstartup import readcache
+from core import readcache
 from startups.changes import CREATED, startup_change_record
 from startups.models import Startup
 from tests.support.factories import (

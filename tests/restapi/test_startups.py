@@ -414,7 +414,7 @@ def test_server_failure_under_api_is_a_json_500(client, monkeypatch):
     def explode(**kwargs):
         raise RuntimeError("boom")
 
-    monkeypatch.setattr("startups.views.startup_page", explode)
+    monkeypatch.setattr("restapi.views.startup_page", explode)
     client.raise_request_exception = False
     response = client.get("/api/v1/startups")
     assert response.status_code == 500

@@ -14,6 +14,7 @@ import pytest
 from django.core.management import call_command
 from django.db import connection, connections, transaction
 
+from core import readcache
 from founders.models import PendingChange, StartupClaim
 from founders.reviews import pending_changes_approve, pending_changes_reject
 from founders.services import (
@@ -22,7 +23,6 @@ from founders.services import (
     startup_disconnect,
     startup_update,
 )
-from openstartup import readcache
 from startups.changes import WRITE_PATHS, change_of, startups_change_record
 from startups.history import revenue_snapshot_record
 from startups.models import Change, RevenueSnapshot, Startup
@@ -281,7 +281,7 @@ def test_no_module_but_the_change_service_replaces_the_data_token():
         rel = path.relative_to(ROOT).as_posix()
         if rel.split("/")[0] in {"tests", ".venv", "node_modules", "clients"}:
             continue
-        if rel in {"openstartup/readcache.py", "startups/changes.py"}:
+        if rel in {"core/readcache.py", "startups/changes.py"}:
             continue
         if re.search(r"""bump\(\s*["']data["']\s*\)""", path.read_text(encoding="utf-8")):
             offenders.append(rel)

@@ -14,8 +14,8 @@ import pytest
 from django.db import OperationalError, connection
 from django.test.utils import CaptureQueriesContext
 
-from openstartup import readcache
-from startups import rankindex, selectors
+from core import readcache
+from startups import pagecache, rankindex, selectors
 from startups.models import Startup
 from startups.selectors import SORT_ORDERS, StartupFilters, after_of
 from tests.support.factories import make_api_key, make_startup, make_subscription
@@ -80,7 +80,7 @@ def test_random_pages_match_the_database_exactly():
             after = after_of(rng.choice(everyone), filters.sort)
         offset = 0 if after else rng.choice([0, 0, 3, 10, 40, 200])
         kwargs = dict(filters=filters, offset=offset, limit=limit, after=after)
-        from_index = readcache._page_from_index(index, token, **kwargs)
+        from_index = pagecache._page_from_index(index, token, **kwargs)
         from_sql = selectors.startup_page(**kwargs)
         if filters.q and filters.category:  # both at once: the SQL path answers
             assert from_index is None
@@ -151,7 +151,7 @@ def test_a_slow_build_runs_in_the_background_while_sql_answers(settings, why):
     settings.RANK_INDEX_REBUILD_SECONDS = 0
     dataset(random.Random(5), count=40)
     filters = StartupFilters(min_mrr=1)
-    copy = readcache.RANK_INDEX
+    copy = pagecache.RANK_INDEX
     if why == "a large dataset":
         settings.RANK_INDEX_INLINE_STARTUPS = 10  # 40 startups are "large": no inline build
     else:
@@ -166,7 +166,7 @@ def test_a_slow_build_runs_in_the_background_while_sql_answers(settings, why):
     assert built is not None
     token, index = built
     expected = selectors.startup_page(filters=filters, offset=0, limit=10)
-    from_index = readcache._page_from_index(
+    from_index = pagecache._page_from_index(
         index, token, filters=filters, offset=0, limit=10, after=None
     )
     assert summary(from_index) == summary(expected)
@@ -187,7 +187,7 @@ def searches_for(term: str, sink: list[str], *, seconds: float = 0):
 
 def built_index() -> tuple[str, rankindex.RankIndex]:
     for _ in range(200):  # a large dataset's first build runs in the background
-        if (built := readcache.RANK_INDEX.current()) is not None:
+        if (built := pagecache.RANK_INDEX.current()) is not None:
             return built
         time.sleep(0.05)
     raise AssertionError("the rank index was not built in 10 s")
@@ -223,7 +223,7 @@ def test_a_new_term_is_searched_once_while_the_requests_asking_it_wait(settings)
 
     def request():
         with connection.execute_wrapper(searches_for("alpha", searches, seconds=0.5)):
-            return readcache._page_from_index(index, token, **kwargs)
+            return pagecache._page_from_index(index, token, **kwargs)
 
     pages = in_threads(4, request)  # the search takes 0.5 s: three arrive while it runs
     assert len(searches) == 1  # one search for four requests, none of them through SQL
@@ -292,22 +292,22 @@ def as_another_worker() -> None:
 def test_another_worker_loads_the_built_index_instead_of_reading_every_startup(shared_cache, db):
     dataset(random.Random(23), count=60)
     filters = StartupFilters(min_mrr=5, category="tools", sort="mrr-asc")
-    token, first = readcache.RANK_INDEX.current()
+    token, first = pagecache.RANK_INDEX.current()
     expected = summary(
-        readcache._page_from_index(first, token, filters=filters, offset=2, limit=9, after=None)
+        pagecache._page_from_index(first, token, filters=filters, offset=2, limit=9, after=None)
     )
     as_another_worker()
     # The rows were changed behind the token's back (an UPDATE sends no signal): a worker that
     # read every startup again would see the new MRR; one that loaded the shared build does not.
     Startup.objects.filter(mrr=25000).update(mrr=1)
-    loaded_token, loaded = readcache.RANK_INDEX.current()
+    loaded_token, loaded = pagecache.RANK_INDEX.current()
     assert (loaded_token, loaded.build_id) == (token, first.build_id)
     assert (loaded.ids, loaded.neg_mrr, loaded.categories) == (
         first.ids,
         first.neg_mrr,
         first.categories,
     )
-    page = readcache._page_from_index(loaded, token, filters=filters, offset=2, limit=9, after=None)
+    page = pagecache._page_from_index(loaded, token, filters=filters, offset=2, limit=9, after=None)
     assert summary(page) == expected
 
 
@@ -350,13 +350,13 @@ def test_a_background_build_waits_for_the_worker_already_building_the_same_data(
     dataset(random.Random(37), count=40)
     token = readcache.current("data")
     # Another worker holds the build of this data ...
-    assert shared_cache.add(readcache._build_claim(token), 1, timeout=30)
-    copy = readcache.RANK_INDEX
+    assert shared_cache.add(pagecache._build_claim(token), 1, timeout=30)
+    copy = pagecache.RANK_INDEX
     assert copy.current() is None  # SQL answers while this worker waits for it
     other = rankindex.build(db="default")
     time.sleep(0.3)
     assert copy.index is None  # still waiting, not reading every startup itself
-    readcache._share_index(token, other)  # ... and shares it
+    pagecache._share_index(token, other)  # ... and shares it
     for _ in range(100):
         if copy.index is not None:
             break
@@ -372,7 +372,7 @@ def test_with_the_shared_cache_down_a_background_build_does_not_wait(settings):
     settings.RANK_INDEX_INLINE_STARTUPS = 10
     settings.RANK_INDEX_REBUILD_SECONDS = 0
     dataset(random.Random(41), count=40)
-    copy = readcache.RANK_INDEX
+    copy = pagecache.RANK_INDEX
     assert copy.current() is None
     for _ in range(100):  # 5 s, well short of the 30 s a build may wait for another worker
         if copy.index is not None:
@@ -392,13 +392,13 @@ def test_a_request_waits_for_the_worker_already_searching_its_term(shared_cache,
     token, index = built_index()
     # Another worker holding the same build is searching for the term.
     other = rankindex.RankIndex.from_shared_form(index.shared_form())
-    assert shared_cache.add(readcache._term_key(other, "alpha") + ":fetching", 1, timeout=30)
+    assert shared_cache.add(pagecache._term_key(other, "alpha") + ":fetching", 1, timeout=30)
     kwargs = dict(filters=StartupFilters(q="alpha", min_mrr=1), offset=0, limit=5, after=None)
     searches: list[str] = []
 
     def request():
         with connection.execute_wrapper(searches_for("alpha", searches)):
-            return readcache._page_from_index(index, token, **kwargs)
+            return pagecache._page_from_index(index, token, **kwargs)
 
     pages: list = []
 
@@ -414,7 +414,7 @@ def test_a_request_waits_for_the_worker_already_searching_its_term(shared_cache,
     assert waiting.is_alive() and index.cached_term("alpha") is None  # waits, does not search
     places = other.fetch_term("alpha", db="default")
     other.keep_term("alpha", places)
-    readcache._share_term(other, "alpha", places)
+    pagecache._share_term(other, "alpha", places)
     waiting.join(timeout=10)
     assert searches == [] and len(pages) == 1
     assert summary(pages[0]) == summary(selectors.startup_page(**kwargs))
@@ -435,19 +435,19 @@ def write_after(term: str):
 
 def test_places_searched_while_the_data_changed_are_neither_kept_nor_shared(shared_cache, db):
     dataset(random.Random(47), count=40)
-    token, index = readcache.RANK_INDEX.current()
+    token, index = pagecache.RANK_INDEX.current()
     kwargs = dict(filters=StartupFilters(q="alpha"), offset=0, limit=5, after=None)
     with connection.execute_wrapper(write_after("alpha")):
-        assert readcache._page_from_index(index, token, **kwargs) is None  # SQL answers
+        assert pagecache._page_from_index(index, token, **kwargs) is None  # SQL answers
     assert index.cached_term("alpha") is None
-    assert shared_cache.get(readcache._term_key(index, "alpha")) is None
+    assert shared_cache.get(pagecache._term_key(index, "alpha")) is None
     # ... and nobody is left waiting for that search.
-    assert shared_cache.get(readcache._term_key(index, "alpha") + ":fetching") is None
+    assert shared_cache.get(pagecache._term_key(index, "alpha") + ":fetching") is None
 
 
 def test_a_failed_search_leaves_no_claim_for_other_workers_to_wait_on(shared_cache, db):
     dataset(random.Random(53), count=40)
-    token, index = readcache.RANK_INDEX.current()
+    token, index = pagecache.RANK_INDEX.current()
     kwargs = dict(filters=StartupFilters(q="alpha"), offset=0, limit=5, after=None)
 
     def failing(execute, sql, params, many, context):
@@ -456,7 +456,7 @@ def test_a_failed_search_leaves_no_claim_for_other_workers_to_wait_on(shared_cac
         return execute(sql, params, many, context)
 
     with connection.execute_wrapper(failing), pytest.raises(OperationalError):
-        readcache._page_from_index(index, token, **kwargs)
-    assert shared_cache.get(readcache._term_key(index, "alpha") + ":fetching") is None
-    page = readcache._page_from_index(index, token, **kwargs)  # searched again, at once
+        pagecache._page_from_index(index, token, **kwargs)
+    assert shared_cache.get(pagecache._term_key(index, "alpha") + ":fetching") is None
+    page = pagecache._page_from_index(index, token, **kwargs)  # searched again, at once
     assert summary(page) == summary(selectors.startup_page(**kwargs))

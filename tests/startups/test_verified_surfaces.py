@@ -14,7 +14,7 @@ from django.core.management import call_command
 from django.test import Client
 from django.utils import timezone
 
-from openstartup import readcache
+from core import readcache
 from quota.models import MonthlyUsage
 from startups.history import revenue_snapshot_record
 from startups.models import RevenueSnapshot, Startup, Verification

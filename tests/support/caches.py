@@ -2,7 +2,7 @@ import os
 
 from django.core.cache import cache
 
-from openstartup.readcache import clear_local
+from core.readcache import clear_local
 
 
 def clear_caches() -> None:

@@ -12,18 +12,14 @@ from core.formats import iso_timestamp
 from core.openapi import CURSOR_EXPIRED, INVALID_CURSOR, rest_operation
 from quota.callers import request_caller
 from quota.plans import FREE, PRO
+from quota.views import RestView
+from restapi.paging import metered_envelope, page_notice, page_request
+from restapi.serializers import QuotaMetaSerializer
+from restapi.views import _LIST_EXAMPLE
 from startups.feed import change_feed, feed_cursor, feed_position, position_expired
 from startups.filters import LenientInteger, LenientQuery
 from startups.models import Change
-from startups.paging import metered_envelope, page_notice, page_request
-from startups.serializers import (
-    QuotaMetaSerializer,
-    StartupListSerializer,
-    text,
-    timestamp,
-    whole,
-)
-from startups.views import _LIST_EXAMPLE, RestView
+from startups.serializers import StartupListSerializer, text, timestamp, whole
 
 
 class ChangeFeedQuerySerializer(LenientQuery):

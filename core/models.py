@@ -1,4 +1,8 @@
-"""The one table the project package owns: the read-cache generation tokens (readcache.py)."""
+"""The one table the infrastructure owns: the read cache's generation tokens (core/readcache.py).
+
+The table kept its first name (`openstartup_generation`, when the project package owned it):
+moving the model moved no data, and the token SQL stayed byte-identical.
+"""
 
 from typing import Any
 
@@ -16,6 +20,9 @@ class Generation(models.Model):
 
     kind = models.CharField(max_length=8, primary_key=True)
     token = models.CharField(max_length=32)
+
+    class Meta:
+        db_table = "openstartup_generation"
 
     def __str__(self) -> str:
         return f"{self.kind}: {self.token}"

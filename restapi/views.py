@@ -16,7 +16,6 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
 from core.errors import NotFound, ProRequired
 from core.openapi import (
@@ -26,37 +25,39 @@ from core.openapi import (
     PRO_REQUIRED,
     REST_RESPONSE_HEADERS,
     REST_TAG,
-    DocumentedOptions,
     error_responses,
     rest_operation,
 )
-from core.renderers import CamelCaseJSONRenderer, camelize
-from openstartup.readcache import startup_page, startup_profile_json
+from core.renderers import camelize
 from quota.callers import request_caller
-from quota.headers import QuotaHeadersMixin
 from quota.plans import PRO
-from startups.attestation import attestation_payload, attestation_sign, jwks
-from startups.fieldsets import parse_fields, sparse
-from startups.freshness import METHODOLOGY_VERSION, METHODOLOGY_VERSIONS
-from startups.history import revenue_history
-from startups.methodology import methodology_html
-from startups.paging import metered_envelope, page_request, paginated_response
-from startups.params import (
+from quota.views import RestView
+from restapi.fieldsets import parse_fields, sparse
+from restapi.paging import metered_envelope, page_request, paginated_response
+from restapi.params import (
     HistoryFilterSerializer,
     StartupExportFilterSerializer,
     StartupFilterSerializer,
 )
-from startups.selectors import category_counts, startup_export, startup_get
-from startups.serializers import (
+from restapi.profiles import startup_profile_json
+from restapi.serializers import (
     AttestationEnvelopeSerializer,
     CategoryCountSerializer,
     CategoryListSerializer,
     HistoryPageSerializer,
+    StartupEnvelopeSerializer,
+    StartupPageSerializer,
+)
+from startups.attestation import attestation_payload, attestation_sign, jwks
+from startups.freshness import METHODOLOGY_VERSION, METHODOLOGY_VERSIONS
+from startups.history import revenue_history
+from startups.methodology import methodology_html
+from startups.pagecache import startup_page
+from startups.selectors import category_counts, startup_export, startup_get
+from startups.serializers import (
     SnapshotSerializer,
     StartupDetailSerializer,
-    StartupEnvelopeSerializer,
     StartupListSerializer,
-    StartupPageSerializer,
     verification_of,
 )
 from transparency.attestations import attestation_log
@@ -154,12 +155,6 @@ _DETAIL_EXAMPLE = {
 
 
 _SLUG = OpenApiParameter("slug", str, OpenApiParameter.PATH, description="The startup's slug.")
-
-
-class RestView(QuotaHeadersMixin, DocumentedOptions, APIView):
-    """A /api/v1 endpoint: camelCase JSON, the quota headers, documented OPTIONS."""
-
-    renderer_classes = [CamelCaseJSONRenderer]
 
 
 class StartupListView(RestView):

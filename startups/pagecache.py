@@ -1,0 +1,444 @@
+"""List pages, kept: the rank index copy and the page assembly of /api/v1/startups (and of
+the public list page), on the read cache's mechanism (core/readcache.py).
+
+A list page's expensive parts (exact total, which startups are on the page, their ranks) are
+kept as a "skeleton" per filter set and page; its rows as per-startup copies by id. The rank
+index (startups/rankindex.py) answers totals and ranks by binary search; this process keeps
+one under the data token and shares it through the cache (Redis) with the others.
+"""
+
+import hashlib
+import logging
+import threading
+import time
+from array import array
+from dataclasses import asdict
+from functools import partial
+
+import orjson
+from django.conf import settings
+from django.core.cache import cache, caches
+from django.core.cache.backends.dummy import DummyCache
+from django.core.cache.backends.locmem import LocMemCache
+from django.db import connections as db_connections
+from django.db.models import QuerySet, Subquery
+from django.db.models.base import ModelState
+
+from core import dbdeadline, readcache, rowcopies
+from core.models import Generation
+from startups import rankindex, selectors
+from startups.models import Change, Startup
+from startups.selectors import After, StartupFilters, StartupPage, encode_cursor
+
+logger = logging.getLogger(__name__)
+
+# List pages: the expensive parts (exact total, which startups are on the page, their ranks)
+# as a "skeleton" per filter set and page: a per-process copy, and for pages SQL had to answer
+# a shared entry for LIST_CACHE_SECONDS at most (0: off); the rows as per-process copies by id.
+LIST_CACHE_VERSION = "list-v3"
+LIST_ROWS = readcache.row_copies(20_000)
+SKELETONS = readcache.LocalCache("data", max_entries=5_000)
+
+
+class _RankIndexCopy:
+    """This process's `RankIndex` (startups/rankindex.py) and the data token it was built
+    under. A small dataset rebuilds it in the request that finds it stale; a dataset of more
+    than RANK_INDEX_INLINE_STARTUPS, or once a build took longer than
+    RANK_INDEX_INLINE_SECONDS, builds in a background thread (one at a time, at most one per
+    RANK_INDEX_REBUILD_SECONDS) while the SQL path answers."""
+
+    def __init__(self) -> None:
+        # (token, index) as one value: a background build replaces both at once, so a reader
+        # never pairs one build's index with another's token.
+        self.built: tuple[str, rankindex.RankIndex] | None = None
+        self.build_seconds = 0.0
+        self.large: bool | None = None  # more than RANK_INDEX_INLINE_STARTUPS (None: unknown)
+        self.started = float("-inf")
+        self.building = False
+        self.lock = threading.Lock()
+        self.uncarried: str | None = None  # the token of a build no change may carry on
+
+    @property
+    def index(self) -> rankindex.RankIndex | None:
+        return None if self.built is None else self.built[1]
+
+    def current(self) -> tuple[str, rankindex.RankIndex] | None:
+        """(token, index) when an index of the current data is ready, else None (a build
+        starts, inline or in the background, as the dataset allows)."""
+        token = readcache.current("data") if readcache.enabled() else None
+        if token is None:
+            return None
+        if (built := self.built) is not None and built[0] == token:
+            return built
+        if built is not None and (carried := self._carried(built, token)) is not None:
+            return carried
+        if self.large is None:  # before the first build: how big?
+            size = rankindex.estimated_size(db=readcache.fill_db())
+            self.large = size > settings.RANK_INDEX_INLINE_STARTUPS
+        if self.inline():
+            self._build(token)
+            built = self.built
+            return built if built is not None and built[0] == token else None
+        with self.lock:
+            due = time.monotonic() - self.started >= settings.RANK_INDEX_REBUILD_SECONDS
+            if self.building or not due:
+                return None
+            self.building, self.started = True, time.monotonic()
+        threading.Thread(target=self._build_in_background, daemon=True).start()
+        return None
+
+    def _carried(self, built: tuple[str, rankindex.RankIndex], token: str) -> tuple | None:
+        """The index of `built` under the newer `token` when every change between the two
+        left what the index holds untouched (core/rowcopies.py: same epoch, Change rows
+        in between, each an update naming only fields the index does not hold), else None."""
+        (epoch, old), (new_epoch, new) = rowcopies.parse(built[0]), rowcopies.parse(token)
+        if self.uncarried == built[0]:
+            return None  # a change since this build touched the index: no later token helps
+        if epoch != new_epoch or old is None or new is None or not 0 < new - old <= 1_000:
+            return None
+        changes = Change.objects.using(readcache.fill_db()).filter(id__gt=old, id__lte=new)
+        if not rankindex.unaffected_by(changes.values_list("kind", "fields")):
+            self.uncarried = built[0]
+            return None
+        with self.lock:
+            if self.built is built:
+                self.built = (token, built[1])
+            return self.built if self.built[0] == token else None
+
+    def inline(self) -> bool:
+        """Whether work for the index is done in the request (small, quick datasets)."""
+        return not self.large and self.build_seconds <= settings.RANK_INDEX_INLINE_SECONDS
+
+    def _build(self, token: str, *, wait: bool = False) -> None:
+        started = time.monotonic()
+        index, claimed = _shared_index(token, wait=wait)
+        if index is None:
+            try:
+                index = rankindex.build(db=readcache.fill_db())  # read after the token: never newer
+            finally:
+                if claimed:  # others may be waiting for this build: not any more
+                    cache.delete(_build_claim(token))
+            if readcache.read_tokens().get("data") == token:  # never replace a newer shared build
+                _share_index(token, index)
+            # Only a build from the database says how long this dataset takes to build.
+            self.build_seconds = time.monotonic() - started
+        with self.lock:
+            self.built = (token, index)
+
+    def _build_in_background(self) -> None:
+        try:
+            self._build(readcache.read_tokens()["data"], wait=True)
+        except Exception:  # noqa: BLE001 - SQL answers meanwhile; a later request retries
+            logger.exception("building the rank index failed")
+        finally:
+            self.building = False
+            db_connections.close_all()  # this thread's own connection
+
+    def clear(self) -> None:
+        with self.lock:
+            self.built = self.large = self.uncarried = None
+            self.build_seconds, self.started = 0.0, float("-inf")
+
+
+RANK_INDEX = _RankIndexCopy()
+
+
+# Shared between processes through the cache (Redis): the last rank index built (one entry,
+# with the token it was built under) and each build's term places. Another worker, or one
+# that GUNICORN_MAX_REQUESTS recycled, loads them in milliseconds instead of reading every
+# startup (seconds at 1,000,000). A token in the entry, never a trusted one: the entry is used
+# only under the token this process has just read from the database.
+RANK_INDEX_KEY = "rank-index-v1"
+RANK_TERMS_VERSION = "rank-terms-v1"
+# How long a background build waits for another process's build of the same data (and work
+# outside a request for another's search of a term).
+RANK_INDEX_WAIT_SECONDS = 30
+# What a request keeps of its database deadline when it waits for another's search of its
+# term: enough for its page's rows, or for the SQL path if the search is not done by then.
+TERM_WAIT_MARGIN_SECONDS = 1.0
+
+
+def _term_wait_seconds() -> float:
+    """How long this request may wait for another's search of its term."""
+    left = dbdeadline.remaining()
+    return RANK_INDEX_WAIT_SECONDS if left is None else max(0.0, left - TERM_WAIT_MARGIN_SECONDS)
+
+
+def _shares_rank_index() -> bool:
+    """Whether the cache reaches other processes (a per-process cache would only hold a
+    second copy of the index)."""
+    shared = not isinstance(caches["default"], LocMemCache | DummyCache)
+    return shared and settings.RANK_INDEX_SHARED_SECONDS > 0
+
+
+def _shared_index(token: str, *, wait: bool) -> tuple[rankindex.RankIndex | None, bool]:
+    """The index another process built under `token` (None: build it here), and whether this
+    process holds the build's claim. With `wait`, while another process builds it, wait for
+    its result (RANK_INDEX_WAIT_SECONDS at most) instead of reading every startup a second
+    time. Waiting polls the small token entry; the index is read once its token matches."""
+    if not _shares_rank_index():
+        return None, False
+
+    def ready() -> rankindex.RankIndex | None:
+        if readcache.shared_get(f"{RANK_INDEX_KEY}:token") != token:
+            return None
+        found = readcache.shared_get(RANK_INDEX_KEY)
+        if found is None or found[0] != token:
+            return None
+        try:
+            return rankindex.RankIndex.from_shared_form(found[1])
+        except Exception:  # noqa: BLE001 - another version's shape: build it here
+            logger.exception("the shared rank index could not be read")
+            return None
+
+    seconds = RANK_INDEX_WAIT_SECONDS if wait else 0
+    claim = _build_claim(token)
+    return readcache.wait_or_claim(claim, ready, seconds, claim_seconds=RANK_INDEX_WAIT_SECONDS)
+
+
+def _build_claim(token: str) -> str:
+    """The key a process holds while it builds the index of `token` for every process."""
+    return f"{RANK_INDEX_KEY}:building:{token}"
+
+
+def _share_index(token: str, index: rankindex.RankIndex) -> None:
+    if _shares_rank_index():
+        seconds = settings.RANK_INDEX_SHARED_SECONDS
+        readcache.shared_set(RANK_INDEX_KEY, (token, index.shared_form()), seconds)
+        readcache.shared_set(f"{RANK_INDEX_KEY}:token", token, seconds)  # after the entry it names
+
+
+def _term_key(index: rankindex.RankIndex, term: str) -> str:
+    digest = hashlib.sha256(term.encode()).hexdigest()
+    return readcache.shared_key(RANK_TERMS_VERSION, index.build_id, digest)
+
+
+def _shared_term(index: rankindex.RankIndex, term: str) -> array | None:
+    """`term`'s places as another process holding this same build fetched them, kept here."""
+    if not _shares_rank_index():
+        return None
+    places = readcache.shared_get(_term_key(index, term))
+    if places is not None:
+        index.keep_term(term, places)
+    return places
+
+
+def _share_term(index: rankindex.RankIndex, term: str, places: array) -> None:
+    """Share the places of `term` this process fetched (call once the data token is known to
+    be unchanged since: they are then exact for this build)."""
+    if _shares_rank_index():
+        readcache.shared_set(_term_key(index, term), places, settings.RANK_INDEX_SHARED_SECONDS)
+
+
+# The terms this process is fetching: (build, term) -> set when the fetch has ended.
+_TERM_FETCHES: dict[tuple[str, str], threading.Event] = {}
+_TERM_FETCHES_LOCK = threading.Lock()
+
+
+def _term_places(index: rankindex.RankIndex, token: str, term: str) -> array | None:
+    """`term`'s places in this build; None: the SQL path answers (the data changed during
+    the search, or the search another request of this process runs took longer than this
+    one may wait).
+
+    A term is searched once per build: kept here, or shared by another process holding the
+    same build, or fetched by one query, which the other requests asking it meanwhile wait
+    for (in this process, and with Redis in the others too) instead of each answering
+    through the SQL path, whose COUNT and window read the same rows and more. A request
+    waits at most until a second before its database deadline."""
+    if (places := index.cached_term(term)) is not None:
+        return places
+    key = (index.build_id, term)
+    with _TERM_FETCHES_LOCK:
+        running = _TERM_FETCHES.get(key)
+        if running is None:
+            _TERM_FETCHES[key] = threading.Event()
+    if running is not None:
+        running.wait(timeout=_term_wait_seconds())
+        return index.cached_term(term)
+    claimed = False
+    try:
+        if _shares_rank_index():
+            claim = _term_key(index, term) + ":fetching"
+            shared, claimed = readcache.wait_or_claim(
+                claim,
+                partial(_shared_term, index, term),
+                _term_wait_seconds(),
+                claim_seconds=RANK_INDEX_WAIT_SECONDS,
+            )
+            if shared is not None:
+                return shared
+        places = index.fetch_term(term, db=readcache.fill_db())
+        if readcache.read_tokens().get("data") != token:
+            return None  # a write committed meanwhile: the places may be newer than the index
+        index.keep_term(term, places)
+        _share_term(index, term, places)
+        return places
+    finally:
+        if claimed:
+            cache.delete(claim)  # shared or given up: nobody waits for this search any more
+        with _TERM_FETCHES_LOCK:
+            _TERM_FETCHES.pop(key).set()
+
+
+def _page_from_index(
+    index: rankindex.RankIndex,
+    token: str,
+    *,
+    filters: StartupFilters,
+    offset: int,
+    limit: int,
+    after: After | None,
+) -> StartupPage | None:
+    """The page with its total and ranks from the rank index built under the data `token`:
+    SQL only for the ids of a page in another order than the default one or after a cursor
+    (index walks) and for the rows. None when the index cannot answer (then the SQL path
+    does)."""
+    if filters.q and not filters.category and _term_places(index, token, filters.q) is None:
+        return None
+    asked_sql = False
+    subsets = index.subsets(filters, db=readcache.fill_db())
+    if subsets is False:
+        return None
+    total = index.total(filters, subsets)
+    more, seen = None, None  # seen: the data token the page's ids were read under
+    if after is not None and limit <= 0:
+        ids, more = [], False
+    elif after is not None and filters.sort == selectors.DEFAULT_SORT:
+        place = index.after_place(after, db=readcache.fill_db())
+        ids = index.default_order_ids(filters, subsets, 0, limit + 1, start=place)
+        more, ids, asked_sql = len(ids) > limit, ids[:limit], True
+    elif after is not None:
+        ordered = selectors.startups_after(
+            selectors.startup_list(filters=filters).using(readcache.fill_db()), after
+        )
+        ids, seen = _ids_with_token(ordered, 0, limit + 1)
+        more, ids, asked_sql = len(ids) > limit, ids[:limit], True
+    elif limit <= 0 or offset >= total:
+        return StartupPage(startups=[], total=total)
+    elif (walked := index.page_ids(filters, subsets, offset, limit)) is not None:
+        ids = walked
+    else:  # an order the index does not hold: its b-tree walked in SQL for the page's ids
+        ordered = selectors.startup_list(filters=filters).using(readcache.fill_db())
+        ids, seen = _ids_with_token(ordered, offset, offset + limit)
+        asked_sql = True
+    if asked_sql and (seen or readcache.read_tokens().get("data")) != token:
+        return None  # a write committed meanwhile: the ids may be newer than the index
+    ranks = index.ranks(filters, subsets, ids)
+    startups = _ranked_rows(ids, [ranks[startup_id] for startup_id in ids])
+    return StartupPage(startups=startups, total=total, more=more)
+
+
+def _ids_with_token(ordered: QuerySet, start: int, stop: int) -> tuple[list[int], str | None]:
+    """The ids of `ordered[start:stop]` and the data token, read by one statement, so from
+    one snapshot: the ids are of the data that token names (a second query for the token
+    was a second round trip on every page in another order than the default one). None for
+    the token when the slice is empty."""
+    token = Generation.objects.filter(kind="data").values("token")[:1]
+    rows = ordered.annotate(data_token=Subquery(token)).values_list("id", "data_token")
+    found = list(rows[start:stop])
+    return [startup_id for startup_id, _ in found], (found[0][1] if found else None)
+
+
+def _ranked_rows(ids: list[int], ranks: list[int | None]) -> list[Startup]:
+    """The list rows of `ids` with their ranks, from the per-process copies or one query by
+    primary key for the missing ones; a startup unpublished since is left out."""
+    stamp = readcache.row_stamp() if ids else None
+    rows = LIST_ROWS.lookup(ids, stamp)
+    missing = [startup_id for startup_id in ids if startup_id not in rows]
+    if missing:
+        for startup_id, startup in selectors.list_rows(missing, db=readcache.fill_db()).items():
+            rows[startup_id] = kept = _kept_row(startup)
+            LIST_ROWS.put(startup_id, kept, startup_id, stamp)
+    startups = []
+    for startup_id, rank in zip(ids, ranks, strict=True):
+        if (kept := rows.get(startup_id)) is not None:
+            startups.append(_row(kept, rank))
+    return startups
+
+
+# One tuple of attribute names per shape of kept row (list columns, or every column).
+_ROW_SHAPES: dict[tuple, tuple] = {}
+
+
+def _kept_row(startup: Startup) -> tuple[tuple, tuple]:
+    """A list row as kept: its attribute names and values as two tuples of plain values.
+    Tuples of strings, numbers and dates are not tracked by the garbage collector, so
+    20,000 kept rows cost full collections nothing (as model instances they were some 80,000
+    tracked objects that every full collection walked: pauses up to 90 ms)."""
+    values = {k: v for k, v in startup.__dict__.items() if k not in ("_state", "rank")}
+    names = tuple(values)
+    return _ROW_SHAPES.setdefault(names, names), tuple(values.values())
+
+
+def _row(kept: tuple[tuple, tuple], rank: int | None) -> Startup:
+    """A model instance of a kept row with this page's rank (its own `_state`: nothing is
+    shared between pages or threads but the immutable values)."""
+    names, values = kept
+    startup = Startup.__new__(Startup)
+    startup.__dict__.update(zip(names, values, strict=True))
+    startup._state = ModelState()
+    startup._state.db, startup._state.adding = readcache.fill_db(), False
+    startup.rank = rank
+    return startup
+
+
+def _sql_page(
+    *, filters: StartupFilters, offset: int, limit: int, after: After | None
+) -> StartupPage:
+    """`selectors.startup_page` read from the primary, its rows kept as copies."""
+    stamp = readcache.row_stamp()  # before the rows are read
+    page = selectors.startup_page(
+        filters=filters, offset=offset, limit=limit, after=after, db=readcache.fill_db()
+    )
+    for startup in page.startups:
+        LIST_ROWS.put(startup.id, _kept_row(startup), startup.id, stamp)
+    return page
+
+
+def _skeleton(page: StartupPage) -> dict:
+    # Tuples: not tracked by the garbage collector once kept (see _kept_row).
+    return {
+        "total": page.total,
+        "ids": tuple(startup.id for startup in page.startups),
+        "ranks": tuple(startup.rank for startup in page.startups),
+        "more": page.more,
+    }
+
+
+def startup_page(
+    *, filters: StartupFilters, offset: int, limit: int, after: After | None = None
+) -> StartupPage:
+    """`startups.selectors.startup_page`, kept: a write anywhere starts afresh (the token is
+    read before the database, for the skeleton and the rows alike). First a per-process
+    skeleton copy, then the rank index (cheaper than a round trip to the shared cache), then
+    the shared skeleton, then SQL, whose skeleton alone is shared."""
+    seconds = settings.LIST_CACHE_SECONDS
+    position = encode_cursor(after) if after else None
+    identity = orjson.dumps(
+        {**asdict(filters), "offset": offset, "limit": limit, "after": position}
+    )
+    found, token = SKELETONS.lookup([identity]) if seconds > 0 else ({}, SKELETONS.token())
+    skeleton, page = found.get(identity), None
+    if skeleton is None and rankindex.answers(filters) and (built := RANK_INDEX.current()):
+        index_token, index = built
+        page = _page_from_index(
+            index, index_token, filters=filters, offset=offset, limit=limit, after=after
+        )
+    if skeleton is None and page is None:
+        key = readcache.shared_key(LIST_CACHE_VERSION, token, hashlib.sha256(identity).hexdigest())
+        skeleton = readcache.shared_get(key) if seconds > 0 else None
+        if skeleton is None:
+            page = _sql_page(filters=filters, offset=offset, limit=limit, after=after)
+            if seconds > 0:
+                readcache.shared_set(key, _skeleton(page), seconds)
+    if page is not None:
+        if seconds > 0 and token is not None:
+            SKELETONS.put(identity, _skeleton(page), token)
+        return page
+    if token is not None and not found:
+        SKELETONS.put(identity, skeleton, token)
+    startups = _ranked_rows(skeleton["ids"], skeleton["ranks"])
+    return StartupPage(startups=startups, total=skeleton["total"], more=skeleton["more"])
+
+
+readcache.on_clear(RANK_INDEX.clear)
