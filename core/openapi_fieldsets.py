@@ -4,7 +4,7 @@ drf-spectacular postprocessing hook; settings.SPECTACULAR_SETTINGS).
 The documented 200 bodies stay exact (every field of an item required) so that generated types
 need no null checks; the `fields=` body is described by a separate component that the 200
 answer names in the extension `x-sparse-fieldset-schema` (OpenAPI cannot tie a response schema
-to a query parameter). tests/contract.py and tests/schemathesis_hooks.py read it.
+to a query parameter). tests/support/contract.py and tests/support/schemathesis_hooks.py read it.
 """
 
 import copy

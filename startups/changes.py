@@ -8,8 +8,9 @@ the write's own transaction. That one call:
 1. replaces the read cache's data token with `<epoch>.<highest sequence written>` (the
    epoch of the token it replaces: core/rowcopies.py), so a process that applied the
    sequence below drops only the copies of the startups named by the rows in between. No
-   module but this one and the read cache bumps the data token (tests/test_changes.py checks
-   the source), so the token and the sequence always move together;
+   module but this one and the read cache bumps the data token
+   (tests/startups/test_changes.py checks the source), so the token and the sequence always
+   move together;
 2. takes a transaction-level lock (PostgreSQL: `pg_advisory_xact_lock`), then inserts the
    `Change` rows. The lock is held until the transaction ends, so sequence numbers are handed
    out in commit order: a reader that has seen sequence N never later finds a committed row
@@ -57,8 +58,9 @@ VISIBLE_COLUMNS = {
 }
 
 # Every service that writes what a startup shows, by dotted name. Each goes through
-# `startup_change_record` / `startups_change_record`; tests/test_changes.py drives every one and
-# fails when one writes without a Change row (or when one is added here without a test).
+# `startup_change_record` / `startups_change_record`; tests/startups/test_changes.py drives
+# every one and fails when one writes without a Change row (or when one is added here
+# without a test).
 WRITE_PATHS = (
     "founders.services.startup_create",
     "founders.services.startup_update",

@@ -5,8 +5,9 @@ Every documented key is always present: unknown values are None, never omitted.
 One definition per output shape: the declared fields are what the OpenAPI document is generated
 from and, for `Shape` serializers, what renders the data. Only the hot paths keep a hand-written
 `to_representation` beside their declarations (the list rows here, the AI matches in
-aisurface/serializers.py); tests/test_openapi.py checks that those agree with their declarations,
-and every API response the test suite gets is validated against the generated document.
+aisurface/serializers.py); tests/restapi/test_openapi.py checks that those agree with their
+declarations, and every API response the test suite gets is validated against the generated
+document.
 """
 
 import copy

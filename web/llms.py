@@ -2,7 +2,7 @@
 
 Every named route (admin aside) is listed with its real path, so the file cannot drift from the
 routes: a new route shows up on its own, described here when it has an entry in ROUTE_DOCS.
-The file parses with the reference `llms-txt` parser (tests/test_llms_txt.py).
+The file parses with the reference `llms-txt` parser (tests/web/test_llms_txt.py).
 """
 
 from dataclasses import dataclass

@@ -1,6 +1,6 @@
 """The OpenAPI 3.1 `webhooks` object: each event the sender (webhooks/events.py) can POST, with
 its exact body, so generated clients get typed events and a consumer can validate one. Added by
-a drf-spectacular postprocessing hook (settings.SPECTACULAR_SETTINGS); tests/test_webhooks_schema.py
+a drf-spectacular postprocessing hook (settings.SPECTACULAR_SETTINGS); tests/webhooks/test_schema.py
 checks every event the real sender builds against it."""
 
 from typing import Any
