@@ -192,7 +192,7 @@ def test_a_huge_self_reported_mrr_is_held_off_every_surface_until_an_operator_ap
     Startup.objects.filter(pk=startup.pk).update(ai_addon_active=True)
 
     page = client.get(f"/dashboard/startups/{startup.slug}/").content.decode()
-    assert 'data-testid="pending-mrr"' in page and f"${HUGE}" in page
+    assert 'data-testid="pending-mrr"' in page and f"${HUGE:,}" in page
     assert "Not published yet" in page
     assert 'data-testid="waiting-review"' in client.get("/dashboard/startups/").content.decode()
     leaks = public_surfaces(startup.slug, "Giant")
@@ -226,7 +226,7 @@ def test_a_huge_mrr_on_an_edit_keeps_the_old_figure_public_until_approved(settin
     assert edit.status_code == 302
     public = Client().get(f"/api/v1/startups/{startup.slug}").json()["data"]
     assert public["revenue"]["mrr"] == 4000
-    assert "$500000" in client.get(f"/dashboard/startups/{startup.slug}/").content.decode()
+    assert "$500,000" in client.get(f"/dashboard/startups/{startup.slug}/").content.decode()
     # Saving the form again (it shows the waiting figure) keeps it waiting, not public.
     form = client.get(f"/dashboard/startups/{startup.slug}/edit/").content.decode()
     assert 'value="500000"' in form

@@ -93,9 +93,8 @@ def drive_startup_create(**_):
 def drive_startup_update(**_):
     startup = make_startup("Acme", slug="acme", owner=make_account())
     startup_update(startup=startup, profile={**PROFILE, "name": "Acme 2"}, mrr=200)
-    # A founder's save lists the fields the form writes (the headline too while unverified).
-    written = ["businessType", "category", "country", "description", "founded", "founderName"]
-    written += ["icon", "industry", "name", "revenue.arr", "revenue.mrr", "teamSize", "website"]
+    # A founder's save lists the fields it changed (the headline too while unverified).
+    written = ["category", "name", "revenue.arr", "revenue.mrr", "website"]
     return [("updated", "acme", written)]
 
 
@@ -244,7 +243,7 @@ SCENARIOS = {
     "founders.reviews.pending_changes_approve": drive_pending_changes_approve,
     "founders.reviews.pending_changes_reject": drive_pending_changes_reject,
     "verification.services.revenue_sync": drive_revenue_sync,
-    "verification.services.provider_connection_disconnect": drive_provider_connection_disconnect,
+    "verification.connections.provider_connection_disconnect": drive_provider_connection_disconnect,
     "startups.history.revenue_snapshot_record": drive_revenue_snapshot_record,
     "web.admin.StartupAdmin.save_model": drive_admin_save,
     "web.admin.StartupAdmin.save_related": drive_admin_edit,
