@@ -8,9 +8,10 @@ change); only the write path differs: COPY on PostgreSQL (executemany elsewhere)
 transaction, instead of one sync transaction per startup (100,000 startups took 13 minutes).
 """
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
+from operator import itemgetter
 
 from django.db import connection, models, transaction
 
@@ -53,9 +54,6 @@ def _copy(model: type[models.Model], rows: list[dict]) -> None:
         return
     columns = list(rows[0])
     fields = [model._meta.get_field(column) for column in columns]
-    quote = connection.ops.quote_name
-    table = quote(model._meta.db_table)
-    names = ", ".join(quote(field.column) for field in fields)
 
     # Only the columns whose Python value is not already what the driver sends go through
     # the field (JSON, encrypted text); the rest as they are: 18,000,000 snapshot rows at
@@ -72,23 +70,33 @@ def _copy(model: type[models.Model], rows: list[dict]) -> None:
         )
         for field in fields
     ]
+    if not any(prepared):
+        values = map(itemgetter(*columns), rows)
+    else:
+        values = (
+            [
+                field.get_db_prep_save(row[c], connection) if prep else row[c]
+                for c, field, prep in zip(columns, fields, prepared, strict=True)
+            ]
+            for row in rows
+        )
+    _copy_into(model._meta.db_table, [field.column for field in fields], values)
 
-    def values(row: dict) -> list:
-        return [
-            field.get_db_prep_save(row[c], connection) if prep else row[c]
-            for c, field, prep in zip(columns, fields, prepared, strict=True)
-        ]
 
+def _copy_into(table: str, columns: list[str], values: Iterable) -> None:
+    """Insert rows of plain values into `table`: COPY on PostgreSQL, executemany elsewhere."""
+    quote = connection.ops.quote_name
+    names = ", ".join(quote(column) for column in columns)
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
-            with cursor.cursor.copy(f"COPY {table} ({names}) FROM STDIN") as copy:
-                for row in rows:
-                    copy.write_row(values(row))
+            with cursor.cursor.copy(f"COPY {quote(table)} ({names}) FROM STDIN") as copy:
+                for row in values:
+                    copy.write_row(row)
             return
-        marks = ", ".join(["%s"] * len(fields))
+        marks = ", ".join(["%s"] * len(columns))
         cursor.executemany(
-            f"INSERT INTO {table} ({names}) VALUES ({marks})",  # noqa: S608 - model metadata
-            [values(row) for row in rows],
+            f"INSERT INTO {quote(table)} ({names}) VALUES ({marks})",  # noqa: S608 - metadata
+            list(values),
         )
 
 
@@ -190,6 +198,7 @@ def load(rows, *, count: int, now: datetime, say: Callable[[str], None]) -> int:
         _skip_foreign_key_checks()
         replaced = slugs_present([row["slug"] for row in rows.startups])
         _delete([row["slug"] for row in rows.startups])
+        verified: list[tuple] = []
         for start in range(0, len(rows.startups), CHUNK):
             chunk = rows.startups[start : start + CHUNK]
             slugs = [row["slug"] for row in chunk]
@@ -197,11 +206,9 @@ def load(rows, *, count: int, now: datetime, say: Callable[[str], None]) -> int:
             ids = dict(Startup.objects.filter(slug__in=slugs).values_list("slug", "id"))
             _copy(Founder, _with([(s, r) for s in slugs for r in founders.get(s, ())], ids))
             _copy(Social, _with([(s, r) for s in slugs for r in socials.get(s, ())], ids))
-            _load_verified(
-                [(ids[s], recipes[s], computed[recipes[s]]) for s in slugs if s in recipes],
-                now=now,
-                today=today,
-            )
+            verified += [(ids[s], recipes[s]) for s in slugs if s in recipes]
+        say(f"writing {len(verified)} demo connections' figures")
+        _load_verified(verified, computed=computed, now=now, today=today)
         startups_change_record(loaded_changes(rows.startups, replaced=replaced), now=now)
     return len(rows.startups)
 
@@ -225,18 +232,25 @@ def _by_slug(rows: list[tuple[str, dict]]) -> dict[str, list[dict]]:
     return found
 
 
-def _load_verified(verified: list, *, now: datetime, today: date) -> None:
+def _load_verified(verified: list, *, computed: dict, now: datetime, today: date) -> None:
     """The demo connection, verification, monthly figures and daily snapshots of each
-    (startup id, recipe, computed figures): what `revenue_sync` and the earlier days' syncs
-    write."""
-    connections, verifications, snapshots, monthly = [], [], [], []
-    for startup_id, recipe, done in verified:
-        figures = done.figures
+    (startup id, recipe): what `revenue_sync` and the earlier days' syncs write. Startups that
+    share a recipe share its rows: the monthly rows and daily snapshots (some 28,000,000 at
+    1,000,000 startups) are written once per recipe and fanned out by the database."""
+    numbers: dict[demo_provider.Recipe, int] = {}
+    keys: dict[demo_provider.Recipe, str] = {}
+    connections, verifications, owners = [], [], []
+    for startup_id, recipe in verified:
+        figures = computed[recipe].figures
+        if recipe not in numbers:
+            numbers[recipe] = len(numbers)
+            keys[recipe] = crypto.encrypt_key(recipe.key())
+        owners.append((startup_id, numbers[recipe]))
         connections.append(
             dict(
                 startup_id=startup_id,
                 provider=demo_provider.NAME,
-                encrypted_key=crypto.encrypt_key(recipe.key()),
+                encrypted_key=keys[recipe],
                 status=ProviderConnection.Status.OK,
                 last_synced_at=now,
                 last_attempt_at=now,
@@ -244,13 +258,6 @@ def _load_verified(verified: list, *, now: datetime, today: date) -> None:
                 created_at=now,
                 updated_at=now,
             )
-        )
-        counts = dict(
-            mrr=figures.mrr,
-            arr=figures.arr,
-            total_revenue=figures.total_revenue,
-            last_30_days=figures.last_30_days,
-            customers=figures.customers,
         )
         verifications.append(
             dict(
@@ -260,38 +267,76 @@ def _load_verified(verified: list, *, now: datetime, today: date) -> None:
                 verified_at=now,
                 currency="USD",
                 methodology_version=METHODOLOGY_VERSION,
-                **counts,
-            )
-        )
-        monthly.append((startup_id, figures.monthly))
-        snapshots += [{"startup_id": startup_id, **row} for row in done.earlier]
-        snapshots.append(
-            dict(
-                startup_id=startup_id,
-                date=today,
-                provider=demo_provider.NAME,
-                synced_at=now,
-                **counts,
+                **_counts(figures),
             )
         )
     _copy(ProviderConnection, connections)
     _copy(Verification, verifications)
-    _copy(RevenueSnapshot, snapshots)
-    verification_ids = dict(
-        Verification.objects.filter(startup_id__in=[v[0] for v in verified]).values_list(
-            "startup_id", "id"
+    days, months = [], []
+    for recipe, number in numbers.items():
+        done = computed[recipe]
+        today_row = dict(
+            date=today, provider=demo_provider.NAME, synced_at=now, **_counts(done.figures)
         )
+        days += [(number, *(row[c] for c in DAY_COLUMNS)) for row in [*done.earlier, today_row]]
+        months += [(number, row.month, row.gross, row.refunds) for row in done.figures.monthly]
+    _fan_out(owners, days, months)
+
+
+DAY_COLUMNS = (
+    "date",
+    "provider",
+    "synced_at",
+    "mrr",
+    "arr",
+    "total_revenue",
+    "last_30_days",
+    "customers",
+)
+
+
+def _counts(figures) -> dict:
+    return dict(
+        mrr=figures.mrr,
+        arr=figures.arr,
+        total_revenue=figures.total_revenue,
+        last_30_days=figures.last_30_days,
+        customers=figures.customers,
     )
-    _copy(
-        MonthlyRevenue,
-        [
-            dict(
-                verification_id=verification_ids[startup_id],
-                month=row.month,
-                gross=row.gross,
-                refunds=row.refunds,
-            )
-            for startup_id, months in monthly
-            for row in months
-        ],
-    )
+
+
+def _fan_out(owners: list[tuple], days: list[tuple], months: list[tuple]) -> None:
+    """Each startup's snapshots and its verification's monthly rows from its recipe's rows
+    (temporary tables typed like the real ones), by two INSERT ... SELECT."""
+    quote = connection.ops.quote_name
+    snapshot, verification = RevenueSnapshot._meta.db_table, Verification._meta.db_table
+    monthly = MonthlyRevenue._meta.db_table
+    day_columns = ", ".join(quote(c) for c in DAY_COLUMNS)
+    with connection.cursor() as cursor:
+        for statement in (
+            f"CREATE TEMPORARY TABLE demo_owner AS SELECT startup_id, startup_id AS recipe "  # noqa: S608
+            f"FROM {quote(snapshot)} WHERE 1 = 0",
+            f"CREATE TEMPORARY TABLE demo_day AS SELECT startup_id AS recipe, {day_columns} "  # noqa: S608
+            f"FROM {quote(snapshot)} WHERE 1 = 0",
+            f"CREATE TEMPORARY TABLE demo_month AS SELECT verification_id AS recipe, month, "  # noqa: S608
+            f"gross, refunds FROM {quote(monthly)} WHERE 1 = 0",
+        ):
+            cursor.execute(statement)
+    _copy_into("demo_owner", ["startup_id", "recipe"], owners)
+    _copy_into("demo_day", ["recipe", *DAY_COLUMNS], days)
+    _copy_into("demo_month", ["recipe", "month", "gross", "refunds"], months)
+    picked = ", ".join(f"d.{quote(c)}" for c in DAY_COLUMNS)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"INSERT INTO {quote(snapshot)} (startup_id, {day_columns}) "  # noqa: S608
+            f"SELECT o.startup_id, {picked} FROM demo_owner o "
+            "JOIN demo_day d ON d.recipe = o.recipe"
+        )
+        cursor.execute(
+            f"INSERT INTO {quote(monthly)} (verification_id, month, gross, refunds) "  # noqa: S608
+            f"SELECT v.id, m.month, m.gross, m.refunds FROM demo_owner o "
+            f"JOIN {quote(verification)} v ON v.startup_id = o.startup_id "
+            "JOIN demo_month m ON m.recipe = o.recipe"
+        )
+        for table in ("demo_owner", "demo_day", "demo_month"):
+            cursor.execute(f"DROP TABLE {table}")
