@@ -463,27 +463,24 @@ class _RankIndexCopy:
         return None
 
     def _carried(self, token: str) -> tuple | bool:
-        """The index moved on by the changes since its build to the newest token of the same
-        epoch (core/rowcopies.py), one thread at a time: (token, index) when that is `token`,
-        True when the index is now newer than `token` (the SQL path answers this request),
-        False when it cannot be moved (build anew)."""
+        """The index moved on (startups/rankindex.py `follow`) to the newest data token, one
+        thread at a time: (token, index) when that is `token`; True when the index is newer
+        than `token` (the SQL path answers this request); False: build anew."""
         with self.moving:
-            if (built := self.built) is None or built[0] == token:
-                return built or False
-            newest = _read_tokens().get("data") or token
-            (epoch, old), (new_epoch, new) = rowcopies.parse(built[0]), rowcopies.parse(newest)
-            if epoch != new_epoch or old is None or new is None or self.uncarried == built[0]:
+            if (built := self.built) is not None and built[0] == token:
+                return built
+            if built is None or self.uncarried == built[0]:
                 return False
-            if new > old:
-                index = rankindex.apply_changes(built[1], after=old, upto=new, db=PRIMARY)
-                if index is None:
-                    self.uncarried = built[0]  # too many changes: no later token helps
-                    return False
-                if index is not built[1] and _read_tokens().get("data") != newest:
-                    return True  # a write committed meanwhile: the rows read may be newer
-                with self.lock:
-                    if self.built is built:  # never over a build that replaced it meanwhile
-                        self.built = (newest, index)
+            newest = _read_tokens().get("data") or token
+            index = rankindex.follow(built[1], since=built[0], to=newest, db=PRIMARY)
+            if index is None:
+                self.uncarried = built[0]  # no later token helps: build anew
+                return False
+            if index is not built[1] and _read_tokens().get("data") != newest:
+                return True  # a write committed meanwhile: the rows read may be newer
+            with self.lock:
+                if self.built is built:  # never over a build that replaced it meanwhile
+                    self.built = (newest, index)
             return self.built if self.built[0] == token else True
 
     def inline(self) -> bool:

@@ -44,6 +44,7 @@ from django.db import connections, transaction
 from django.db.models import BooleanField, ExpressionWrapper, Q
 from django.db.models.functions import Lower
 
+from core import rowcopies
 from startups.models import Change, Startup
 from startups.selectors import (
     DEFAULT_SORT,
@@ -491,6 +492,16 @@ def build(*, db: str) -> RankIndex:
 
 # More changed startups than this between two data tokens: a rebuild reads them all instead.
 MAX_MOVED = 2_000
+
+
+def follow(index: RankIndex, *, since: str, to: str, db: str) -> RankIndex | None:
+    """`index`, built under the data token `since`, moved on to the newer token `to` (the
+    change service's `<epoch>.<sequence>`, core/rowcopies.py): None when the two are of
+    different epochs (a write the sequence does not itemise) or too much changed."""
+    (epoch, old), (new_epoch, new) = rowcopies.parse(since), rowcopies.parse(to)
+    if epoch != new_epoch or old is None or new is None:
+        return None
+    return index if new <= old else apply_changes(index, after=old, upto=new, db=db)
 
 
 def apply_changes(index: RankIndex, *, after: int, upto: int, db: str) -> RankIndex | None:
