@@ -437,3 +437,7 @@ def main() -> None:
     for count in COUNTS:
         sizes[count] = bench_size(wrk_bin, count, before if count == 100_000 else None)
     report(sizes)
+
+
+if __name__ == "__main__":
+    main()
