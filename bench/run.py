@@ -6,7 +6,7 @@ gunicorn.conf.py otherwise: worker class, threads) on
 rows: "repeated" rows send one URL again and again (what caches help), "varied" rows give every
 request its own values (bench/varied.lua: minMrr, page, q, category, slug, cursor), which no
 cache helps; every round of the repeated rows runs before the first varied row. Prints
-requests/s, p50 and p99 per row, checks the targets of issues 5 and 19, and writes
+requests/s, p50 and p99 per row, checks the targets of issues 5 and 32, and writes
 bench/results.md (one column group per dataset size, side by side).
 
 Environment: bench/sitting.py (BENCH_COUNTS, BENCH_SECONDS, BENCH_ROUNDS, BENCH_ROWS,
