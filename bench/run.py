@@ -6,34 +6,15 @@ gunicorn.conf.py otherwise: worker class, threads) on
 rows: "repeated" rows send one URL again and again (what caches help), "varied" rows give every
 request its own values (bench/varied.lua: minMrr, page, q, category, slug, cursor), which no
 cache helps; every round of the repeated rows runs before the first varied row. Prints
-requests/s, p50 and p99 per row, checks the targets of issues 5 and 19, and writes
+requests/s, p50 and p99 per row, checks the targets of issues 5 and 32, and writes
 bench/results.md (one column group per dataset size, side by side).
 
-Environment (all optional):
-
-    BENCH_COUNTS        100000 (comma-separated sizes: `100000,1000000` runs both, in order)
-    BENCH_COUNT         one size (the same as BENCH_COUNTS with one value)
-    BENCH_DATABASE_URL  postgres://postgres@127.0.0.1:5432/openstartup_bench (a size other than
-                        100,000 gets its own database: `..._bench_1000000`)
-    BENCH_REDIS_URL     redis://127.0.0.1:6379/9
-    BENCH_PORT          8480
-    BENCH_SECONDS       5 (per row and round)
-    BENCH_ROUNDS        3 (each figure is the median over the rounds)
-    BENCH_ROWS          only these rows, e.g. `1,3f,4a` (for iterating; targets need them all)
-    BENCH_RESEED        1: seed even when the database already holds the demo dataset of that
-                        size (by default it is reused: the seed is deterministic)
-    BENCH_BASELINE      a git revision: that revision's own server (its code, its gunicorn
-                        settings, its seed_demo, 100,000 startups; a worktree and venv of its
-                        own under /tmp) runs beside this one, and every repeated row it has is
-                        measured on both, before then after, row by row in the same rounds
-                        ("before and after, in one sitting"), reported side by side
-    BENCH_WRITES        0: leave out the "under writes" rows (bench/underwrites.py:
-                        BENCH_WRITE_RATE, BENCH_EDIT_RATE)
+Environment: bench/sitting.py (BENCH_COUNTS, BENCH_SECONDS, BENCH_ROUNDS, BENCH_ROWS,
+BENCH_BASELINE, ...). Rows: bench/rows.py; the report and its targets: bench/report.py.
 """
 
 import json
 import os
-import platform
 import re
 import shutil
 import statistics
@@ -43,33 +24,30 @@ import tempfile
 import time
 import urllib.parse
 import urllib.request
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from dataclasses import dataclass
 from pathlib import Path
 
 import psycopg
 import redis
-import underwrites  # bench/underwrites.py (this script's folder is on sys.path)
-
-ROOT = Path(__file__).resolve().parent.parent
-PY = sys.executable
-DATABASE_URL = os.environ.get(
-    "BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/openstartup_bench"
+import underwrites  # bench/*.py beside this script (its folder is on sys.path)
+from report import report
+from rows import POOLS, Row, rows_for
+from sitting import (
+    BASELINE,
+    CONNECTIONS,
+    COUNTS,
+    DATABASE_URL,
+    ONLY,
+    POOL_SIZE,
+    PORT,
+    PY,
+    REDIS_URL,
+    RESEED,
+    ROOT,
+    ROUNDS,
+    SECONDS,
+    WARMUP_SECONDS,
 )
-REDIS_URL = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/9")
-PORT = int(os.environ.get("BENCH_PORT", "8480"))
-SECONDS = int(os.environ.get("BENCH_SECONDS", "5"))
-ROUNDS = int(os.environ.get("BENCH_ROUNDS", "3"))
-COUNTS = [
-    int(c)
-    for c in os.environ.get("BENCH_COUNTS", os.environ.get("BENCH_COUNT", "100000")).split(",")
-]
-ONLY = {row for row in os.environ.get("BENCH_ROWS", "").split(",") if row}
-RESEED = os.environ.get("BENCH_RESEED") == "1"
-BASELINE = os.environ.get("BENCH_BASELINE", "")
-CONNECTIONS = 8
-WARMUP_SECONDS = 1
-POOL_SIZE = 20_000  # slugs and cursors per pool: far more than a per-process copy keeps warm
 
 
 def step(message: str) -> None:
@@ -248,22 +226,6 @@ def _ms(text: str) -> float:
     return float(value) * UNITS[unit]
 
 
-@dataclass
-class Row:
-    key: str
-    label: str
-    path: str
-    headers: dict[str, str] = field(default_factory=dict)
-    script: str | None = None
-    args: tuple[str, ...] = ()
-    kind: str = "repeated"  # or "varied"
-    list_row: bool = False  # a varied list row: the targets of issue 19 apply
-
-    @property
-    def name(self) -> str:
-        return f"{self.key} {self.label}"
-
-
 def wrk(wrk_bin: str, row: Row, seconds: int, target: Target = CURRENT) -> dict:
     args = [wrk_bin, "-t2", f"-c{CONNECTIONS}", f"-d{seconds}s", "--latency", "--timeout", "10s"]
     for name, value in row.headers.items():
@@ -315,106 +277,8 @@ def seed(count: int) -> str:
     )
 
 
-POOLS = """
-import random, urllib.parse
-from django.db import connection
-from demo import seed as demo
-from startups.selectors import StartupFilters, after_of, encode_cursor, startup_list
-with connection.cursor() as cursor:
-    cursor.execute("SELECT slug FROM startups_startup WHERE is_published ORDER BY id")
-    slugs = [row[0] for row in cursor.fetchall()]
-rng = random.Random(19)
-with open(folder + "/slugs.txt", "w") as f:
-    f.write("\\n".join(rng.sample(slugs, min(size, len(slugs)))))
-words = {w.lower() for w in demo.PREFIXES + demo.SUFFIXES}
-words |= {w.lower() for c, _ in demo.CATEGORIES for w in c.split() if w.isalpha()}
-with open(folder + "/words.txt", "w") as f:
-    f.write("\\n".join(sorted(words)))
-with open(folder + "/categories.txt", "w") as f:
-    f.write("\\n".join(urllib.parse.quote(c) for c, _ in demo.CATEGORIES))
-qs = startup_list(filters=StartupFilters())
-for name, start in (("shallow", 0), ("deep", 49_000)):
-    rows = qs[start : start + size // 10]
-    with open(folder + f"/cursors-{name}.txt", "w") as f:
-        f.write("\\n".join(encode_cursor(after_of(s, "mrr-desc")) for s in rows))
-"""
-
-
 def make_pools(count: int, folder: str) -> None:
     shell(count, f"size, folder = {POOL_SIZE}, {folder!r}\n" + POOLS)
-
-
-def rows_for(pro_h: dict, free_h: dict, top: str, pools: str) -> list[Row]:
-    def varied(key, label, mode, base="-", vary="minMrr,page", pool="-", headers=None, path=""):
-        return Row(
-            key,
-            label,
-            path or ("/api/v1/startups" if mode in ("list", "cursor") else "/api/v1/startups/"),
-            headers if headers is not None else pro_h,
-            "varied.lua",
-            (mode, base, vary, f"{pools}/{pool}" if pool != "-" else "-"),
-            "varied",
-            mode in ("list", "cursor"),
-        )
-
-    return [
-        Row("1", "bare Django view (4 KB JSON)", "/bench/bare"),
-        Row("2", "minimal ORM list (no auth/quota/rank)", "/bench/minimal"),
-        varied(
-            "2d",
-            "varied minimal ORM detail (slug; same joins, dicts, JsonResponse)",
-            "detail",
-            vary="-",
-            pool="slugs.txt",
-            path="/bench/minimal-detail/",
-        ),
-        Row("3a", "list, default sort, Pro key", "/api/v1/startups", pro_h),
-        Row("3b", "list, default sort, Free key", "/api/v1/startups", free_h),
-        Row("3c", "list, q=forge", "/api/v1/startups?q=forge", pro_h),
-        Row(
-            "3d",
-            "list, category=developer&minMrr=1000",
-            "/api/v1/startups?category=developer&minMrr=1000",
-            pro_h,
-        ),
-        Row("3e", "list, sort=name-asc&page=500", "/api/v1/startups?sort=name-asc&page=500", pro_h),
-        Row("3f", "detail", f"/api/v1/startups/{top}", pro_h),
-        Row("3g", "/api/ai/discovery (cached)", "/api/ai/discovery"),
-        Row("3h", "MCP tools/call search_startups", "/api/mcp", script="mcp.lua"),
-        varied("4a", "varied minMrr+page, mrr-desc, Pro", "list"),
-        varied("4b", "varied minMrr+page, mrr-desc, Free", "list", headers=free_h),
-        varied("4c", "varied minMrr+page, mrr-asc", "list", "sort=mrr-asc"),
-        varied("4d", "varied minMrr+page, name-asc", "list", "sort=name-asc"),
-        varied("4e", "varied minMrr+page, name-desc", "list", "sort=name-desc"),
-        varied("4f", "varied minMrr+page, growth-desc", "list", "sort=growth-desc"),
-        varied("4g", "varied minMrr+page, updated-desc", "list", "sort=updated-desc"),
-        varied("4h", "varied q+page", "list", vary="q,page", pool="words.txt"),
-        varied("4i", "varied category+page", "list", vary="category,page", pool="categories.txt"),
-        varied(
-            "4j", "varied cursor, pages 1-2,000", "cursor", vary="limit", pool="cursors-shallow.txt"
-        ),
-        varied(
-            "4k",
-            "varied cursor, pages ~4,900-6,900",
-            "cursor",
-            vary="limit",
-            pool="cursors-deep.txt",
-        ),
-        varied("4l", "varied detail (slug)", "detail", vary="-", pool="slugs.txt"),
-        varied("4m", "varied history (slug)", "history", vary="-", pool="slugs.txt"),
-        varied(
-            "4n",
-            "varied MCP search_startups (query)",
-            "mcp",
-            vary="-",
-            pool="words.txt",
-            headers={
-                "Content-Type": "application/json",
-                "Accept": "application/json, text/event-stream",
-            },
-            path="/api/mcp",
-        ),
-    ]
 
 
 def measure(wrk_bin: str, row: Row, target: Target = CURRENT) -> dict:
@@ -573,162 +437,6 @@ def main() -> None:
     for count in COUNTS:
         sizes[count] = bench_size(wrk_bin, count, before if count == 100_000 else None)
     report(sizes)
-
-
-def ratio(a: float, b: float) -> float:
-    return a / b if b else float("nan")
-
-
-def report(sizes: dict[int, dict]) -> None:
-    counts = list(sizes)
-    first = sizes[counts[0]]
-    rows: list[Row] = first["rows"]
-    if ONLY:  # an iteration run: print, keep bench/results.md as the last full run left it
-        for count, size in sizes.items():
-            for row in rows:
-                r = size["results"][row.key]
-                b = size["before"].get(row.key)
-                print(
-                    f"{count:,} {row.name}: {r['rps']:.0f} req/s, p50 {r['p50']:.2f} ms, "
-                    f"p99 {r['p99']:.2f} ms, non-2xx {r['non2xx']}"
-                    + (f"; before {b['rps']:.0f} req/s = {r['rps'] / b['rps']:.2f}x" if b else "")
-                )
-            print(f"   worker RSS MB: {', '.join(f'{m:.0f}' for m in size['rss'])}")
-            if size["under"]:
-                print(
-                    "\n".join(
-                        underwrites.table(
-                            rows, size["results"], size["under"], size["writer"], count
-                        )
-                    )
-                )
-        return
-    header = "| Row | Path |" + "".join(
-        f" {c:,} req/s | p50 ms | p99 ms | vs row 1 | vs row 2 |" for c in counts
-    )
-    lines = [
-        "# Benchmark results",
-        "",
-        f"Measured {datetime.now(UTC):%Y-%m-%d %H:%M} UTC by `make bench` on {platform.node()}: "
-        f"{os.cpu_count()} CPUs (wrk, gunicorn and PostgreSQL share them), Python "
-        f"{platform.python_version()}, PostgreSQL and Redis on loopback, gunicorn 2 workers "
-        "as gunicorn.conf.py configures them (the threaded worker, 4 threads each), wrk 2 "
-        f"threads x {CONNECTIONS} connections x {SECONDS} s per row after a "
-        f"{WARMUP_SECONDS} s unrecorded warm-up, {ROUNDS} rounds of the repeated rows, then "
-        f"{ROUNDS} of the varied rows; each figure is the median over the rounds. Every size "
-        "was measured in this one sitting.",
-        "",
-    ]
-    for count, size in sizes.items():
-        rss = ", ".join(f"{m:.0f}" for m in size["rss"])
-        lines.append(f"- {count:,} startups: {size['seed']}; worker RSS after the run: {rss} MB.")
-    lines += ["", header, "|---|---|" + "---:|" * (5 * len(counts))]
-    for row in rows:
-        cells = f"| {row.name} | `{row.path}` |"
-        for count in counts:
-            res = sizes[count]["results"]
-            r, floor, naive = res[row.key], res["1"]["rps"], res["2"]["rps"]
-            bad = f" ({r['non2xx']} non-2xx)" if r["non2xx"] else ""
-            cells += (
-                f" {r['rps']:.0f}{bad} | {r['p50']:.2f} | {r['p99']:.2f} | "
-                f"{ratio(r['rps'], floor):.2f} | {ratio(r['rps'], naive):.2f} |"
-            )
-        lines.append(cells)
-    lines += targets(sizes)
-    for count, size in sizes.items():
-        if size["under"]:
-            lines += underwrites.table(rows, size["results"], size["under"], size["writer"], count)
-    if first["before"]:
-        lines += before_after(first["before"], first["results"], rows, counts[0])
-    text = "\n".join(lines) + "\n"
-    print()
-    print(text)
-    notes = (
-        (ROOT / "bench" / "NOTES.md").read_text() if (ROOT / "bench" / "NOTES.md").exists() else ""
-    )
-    (ROOT / "bench" / "results.md").write_text(text + ("\n" + notes if notes else ""))
-
-
-def targets(sizes: dict[int, dict]) -> list[str]:
-    counts = list(sizes)
-    small = sizes.get(100_000) or sizes[counts[0]]
-    large = sizes.get(1_000_000)
-    res = small["results"]
-    found: list[tuple[str, str, bool]] = []
-
-    def check(label: str, value: float, ok: bool, unit: str = "x") -> None:
-        text = f"{value:.2f}{unit}" if unit == "x" else f"{value:.1f} {unit}"
-        found.append((label, text, ok))
-
-    naive = res["2"]["rps"]
-    # Throughput against another row: (label, row, the row it is measured against, at least).
-    for label, key, reference, factor in (
-        ("issue 5: Pro list (3a) >= 1.0x row 2", "3a", "2", 1.0),
-        ("issue 5: detail (3f) >= 0.6x row 1", "3f", "1", 0.6),
-        ("issue 5: cached discovery (3g) >= 0.8x row 1", "3g", "1", 0.8),
-        ("repeated Pro list (3a) >= 0.5x row 1", "3a", "1", 0.5),
-        ("repeated Free list (3b) >= 0.8x Pro (3a)", "3b", "3a", 0.8),
-    ):
-        measured, against = res[key]["rps"], res[reference]["rps"]
-        check(label, measured / against, measured >= factor * against)
-    rows = [r for r in small["rows"] if r.list_row]
-    for row in rows:
-        r = res[row.key]
-        check(
-            f"{row.key} >= 2.5x row 2 at {counts[0]:,}", r["rps"] / naive, r["rps"] >= 2.5 * naive
-        )
-        check(f"{row.key} p99 <= 50 ms at {counts[0]:,}", r["p99"], r["p99"] <= 50, "ms")
-    if large:
-        big = large["results"]
-        for row in rows:
-            check(
-                f"{row.key} p99 <= 100 ms at 1,000,000",
-                big[row.key]["p99"],
-                big[row.key]["p99"] <= 100,
-                "ms",
-            )
-        for row in small["rows"]:
-            if row.kind == "varied":
-                growth = big[row.key]["rps"] / res[row.key]["rps"]
-                check(f"{row.key} at 1,000,000 >= 0.6x its 100,000 req/s", growth, growth >= 0.6)
-        if "4j" in big and "4k" in big:
-            deep = big["4k"]["rps"] / big["4j"]["rps"]
-            check(
-                "cursor: deep pages (4k) within 20% of the first ones (4j) at 1,000,000",
-                deep,
-                deep >= 0.8,
-            )
-        worst = max(large["rss"]) if large["rss"] else 0
-        check("RSS per worker <= 250 MB after the 1,000,000 run", worst, worst <= 250, "MB")
-    lines = ["", "## Targets", "", "| Target | Measured | Met |", "|---|---:|---|"]
-    lines += [f"| {label} | {value} | {'yes' if ok else '**NO**'} |" for label, value, ok in found]
-    return lines
-
-
-def before_after(baseline: dict, after: dict, rows: list[Row], count: int) -> list[str]:
-    lines = [
-        "",
-        f"## Before and after (repeated rows, {count:,} startups, this sitting)",
-        "",
-        f"Before: revision `{BASELINE}` (its code, its gunicorn settings, its own database "
-        "of the same size loaded by its `seed_demo`), served beside this one; in every round "
-        "each row ran on it immediately before running here, so both see the same machine. "
-        "Medians over the rounds.",
-        "",
-        "| Row | before req/s | after req/s | after/before | before p99 ms | after p99 ms |",
-        "|---|---:|---:|---:|---:|---:|",
-    ]
-    for row in rows:
-        if row.key not in baseline:
-            continue
-        b, a = baseline[row.key], after[row.key]
-        if b["non2xx"]:
-            sys.exit(f"the baseline answered row {row.key} with {b['non2xx']} non-2xx")
-        lines.append(
-            f"| {row.name} | {b['rps']:.0f} | {a['rps']:.0f} | {ratio(a['rps'], b['rps']):.2f} | "
-            f"{b['p99']:.2f} | {a['p99']:.2f} |"
-        )
-    return lines
 
 
 if __name__ == "__main__":

@@ -20,14 +20,20 @@ AT_LEAST = 0.8  # issue 32: each varied row under writes >= 0.8x the same row wi
 
 
 def start(python: str, root: Path, env: dict[str, str]) -> subprocess.Popen:
+    """The writer, once it writes: reading its pools takes seconds at 1,000,000 startups, and
+    rows measured before that would be measured without writes."""
     code = f"from bench.writes import run; run({RATE or None}, {EDITS})"
-    return subprocess.Popen(
+    writer = subprocess.Popen(
         [python, "manage.py", "shell", "-c", code],
         cwd=root,
         env=env,
         stdout=subprocess.PIPE,
         text=True,
     )
+    for line in writer.stdout:  # bench/writes.py's READY line ("writing")
+        if line.strip() == "writing":
+            return writer
+    raise SystemExit(f"the writer stopped before writing (exit {writer.wait()})")
 
 
 def stop(writer: subprocess.Popen) -> dict:

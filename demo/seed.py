@@ -1,23 +1,24 @@
 """A deterministic, realistic demo dataset (used by `seed_demo`).
 
-Plain ORM writes (`bulk_create(batch_size=...)`, `.delete()`): nothing here touches the schema.
-Verified demo startups are connected to the `demo` provider (verification/providers/demo.py) and
-synced through the same service as real connections, so no figure is ever shown as verified
-under a real provider's name; their earlier days get snapshots computed by the same provider.
+The rows are built here and written by demo/bulk.py (the loader `make bench` uses too); nothing
+touches the schema. Verified demo startups are connected to the `demo` provider
+(verification/providers/demo.py) with the figures a sync of it computes, so no figure is ever
+shown as verified under a real provider's name; their earlier days get snapshots computed by the
+same provider.
 """
 
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime, time, timedelta
+from datetime import UTC, date, datetime, timedelta
 
 from django.contrib.auth import get_user_model
-from django.db import DEFAULT_DB_ALIAS, connections, transaction
+from django.db import DEFAULT_DB_ALIAS, connections
 from django.utils import timezone
 from django.utils.text import slugify
 
 from core.formats import month_start
-from startups.changes import loaded_changes, slugs_present, startups_change_record
+from demo import bulk
 from startups.models import (
     Founder,
     MonthlyRevenue,
@@ -26,10 +27,8 @@ from startups.models import (
     Startup,
     Verification,
 )
-from verification import crypto
 from verification.models import ProviderConnection
 from verification.providers import demo as demo_provider
-from verification.services import revenue_sync
 
 SEED = 20261122
 DEMO_OWNER_PREFIX = "demo-founder-"
@@ -202,19 +201,6 @@ LAST = [
     "Silva",
 ]
 TEAM_SIZES = ["1", "2-5", "6-10", "11-25", None]
-# Days of daily snapshots before the seed's own sync: enough for `growth30d` to show.
-HISTORY_DAYS = 45
-# The tables a load writes (their planner statistics are refreshed after it).
-LOADED_MODELS = (
-    Startup,
-    Founder,
-    Social,
-    Verification,
-    MonthlyRevenue,
-    RevenueSnapshot,
-    ProviderConnection,
-)
-BATCH = 1000
 
 
 @dataclass
@@ -377,18 +363,6 @@ def _recipe(
     )
 
 
-def _chunks(items: list, size: int = 5000):
-    for start in range(0, len(items), size):
-        yield items[start : start + size]
-
-
-def _ids_by_slug(slugs: list[str]) -> dict[str, int]:
-    ids = {}
-    for chunk in _chunks(slugs):
-        ids.update(Startup.objects.filter(slug__in=chunk).values_list("slug", "id"))
-    return ids
-
-
 def seed_demo(
     count: int,
     *,
@@ -397,89 +371,26 @@ def seed_demo(
 ) -> int:
     """Replace the demo startups with a fresh deterministic set of `count`; returns the count.
 
-    Startups, people and links are written, then every verified one is synced from the demo
-    provider through `revenue_sync`, all in one transaction. `progress`, when given, is told
-    what each step is doing (large counts take a while)."""
+    Startups, people and links are written with every verified one's figures as the demo
+    provider computes them for a sync (demo/bulk.py), all in one transaction. `progress`,
+    when given, is told what each step is doing (large counts take a while)."""
     say = progress or (lambda message: None)
     now = now or timezone.now()
     say(f"building {count} demo startups")
     rows = build_demo(count, today=now.astimezone(UTC).date())
-    with transaction.atomic():  # one commit: readers see the old set or the new one
-        say(f"inserting {len(rows.startups)} startups, their founders and links")
-        replaced = slugs_present([startup["slug"] for startup in rows.startups])
-        loaded = _load(rows, now=now)
-        connections = ProviderConnection.objects.filter(
-            provider=demo_provider.NAME, startup__slug__in=[slug for slug, _ in rows.connections]
-        ).select_related("startup")
-        say(f"syncing {len(rows.connections)} demo connections")
-        for connection in connections:
-            revenue_sync(connection=connection, now=now)
-        startups_change_record(loaded_changes(rows.startups, replaced=replaced), now=now)
-    return loaded
+    return bulk.load(rows, count=count, now=now, say=say)
 
 
-def _load(rows: DemoRows, *, now: datetime) -> int:
-    slugs = [startup["slug"] for startup in rows.startups]
-    for chunk in _chunks(slugs):
-        Startup.objects.filter(slug__in=chunk).delete()
-    Startup.objects.bulk_create((Startup(**row) for row in rows.startups), batch_size=BATCH)
-    ids = _ids_by_slug(slugs)
-    Founder.objects.bulk_create(
-        (Founder(startup_id=ids[slug], **row) for slug, row in rows.founders), batch_size=BATCH
-    )
-    Social.objects.bulk_create(
-        (Social(startup_id=ids[slug], **row) for slug, row in rows.socials), batch_size=BATCH
-    )
-    demo_key = crypto.encrypt_key  # the same encryption at rest as every real key
-    ProviderConnection.objects.bulk_create(
-        (
-            ProviderConnection(
-                startup_id=ids[slug],
-                provider=demo_provider.NAME,
-                encrypted_key=demo_key(recipe.key()),
-                status=ProviderConnection.Status.STALE,
-            )
-            for slug, recipe in rows.connections
-        ),
-        batch_size=BATCH,
-    )
-    RevenueSnapshot.objects.bulk_create(
-        (
-            snapshot
-            for slug, recipe in rows.connections
-            for snapshot in _earlier_snapshots(ids[slug], recipe, now=now)
-        ),
-        batch_size=BATCH,
-    )
-    return len(rows.startups)
-
-
-# Each earlier day's sync is taken as at 23:00 UTC, the last of that day.
-EARLIER_SYNC_TIME = time(23)
-
-
-def earlier_snapshot_rows(recipe: demo_provider.Recipe, *, today: date) -> list[dict]:
-    """What daily syncs would have recorded over the HISTORY_DAYS before `today` (the seed's own
-    sync records today), from the demo provider's own curve: a RevenueSnapshot's fields but its
-    startup, one dict a day, oldest first."""
-    days = [today - timedelta(days=n) for n in range(HISTORY_DAYS, 0, -1)]
-    days = [day for day in days if day >= recipe.start]
-    if not days:
-        return []
-    return [
-        {
-            "provider": demo_provider.NAME,
-            "synced_at": datetime.combine(row["date"], EARLIER_SYNC_TIME, UTC),
-            **row,
-        }
-        for row in demo_provider.daily_history(recipe, days)
-    ]
-
-
-def _earlier_snapshots(startup_id: int, recipe: demo_provider.Recipe, *, now: datetime):
-    today = now.astimezone(UTC).date()
-    for row in earlier_snapshot_rows(recipe, today=today):
-        yield RevenueSnapshot(startup_id=startup_id, **row)
+# The tables a load writes (their planner statistics are refreshed after it).
+LOADED_MODELS = (
+    Startup,
+    Founder,
+    Social,
+    Verification,
+    MonthlyRevenue,
+    RevenueSnapshot,
+    ProviderConnection,
+)
 
 
 def refresh_planner_statistics() -> None:

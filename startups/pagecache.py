@@ -56,6 +56,7 @@ class _RankIndexCopy:
         self.started = float("-inf")
         self.building = False
         self.lock = threading.Lock()
+        self.moving = threading.Lock()  # one thread applies changes; the others wait for it
         self.uncarried: str | None = None  # the token of a build no change may carry on
 
     @property
@@ -70,8 +71,8 @@ class _RankIndexCopy:
             return None
         if (built := self.built) is not None and built[0] == token:
             return built
-        if built is not None and (carried := self._carried(built, token)) is not None:
-            return carried
+        if built is not None and (carried := self._carried(token)) is not False:
+            return None if carried is True else carried
         if self.large is None:  # before the first build: how big?
             size = rankindex.estimated_size(db=readcache.fill_db())
             self.large = size > settings.RANK_INDEX_INLINE_STARTUPS
@@ -87,23 +88,27 @@ class _RankIndexCopy:
         threading.Thread(target=self._build_in_background, daemon=True).start()
         return None
 
-    def _carried(self, built: tuple[str, rankindex.RankIndex], token: str) -> tuple | None:
-        """The index of `built` under the newer `token` when every change between the two
-        left what the index holds untouched (core/rowcopies.py: same epoch, Change rows
-        in between, each an update naming only fields the index does not hold), else None."""
-        (epoch, old), (new_epoch, new) = rowcopies.parse(built[0]), rowcopies.parse(token)
-        if self.uncarried == built[0]:
-            return None  # a change since this build touched the index: no later token helps
-        if epoch != new_epoch or old is None or new is None or not 0 < new - old <= 1_000:
-            return None
-        changes = Change.objects.using(readcache.fill_db()).filter(id__gt=old, id__lte=new)
-        if not rankindex.unaffected_by(changes.values_list("kind", "fields")):
-            self.uncarried = built[0]
-            return None
-        with self.lock:
-            if self.built is built:
-                self.built = (token, built[1])
-            return self.built if self.built[0] == token else None
+    def _carried(self, token: str) -> tuple | bool:
+        """The index moved on (startups/rankindex.py `follow`) to the newest data token, one
+        thread at a time: (token, index) when that is `token`; True when the index is newer
+        than `token` (the SQL path answers this request); False: build anew. The changes are
+        read from the primary: the newest token may be past what a replica has replayed."""
+        with self.moving:
+            if (built := self.built) is not None and built[0] == token:
+                return built
+            if built is None or self.uncarried == built[0]:
+                return False
+            newest = readcache.read_tokens().get("data") or token
+            index = rankindex.follow(built[1], since=built[0], to=newest, db=readcache.PRIMARY)
+            if index is None:
+                self.uncarried = built[0]  # no later token helps: build anew
+                return False
+            if index is not built[1] and readcache.read_tokens().get("data") != newest:
+                return True  # a write committed meanwhile: the rows read may be newer
+            with self.lock:
+                if self.built is built:  # never over a build that replaced it meanwhile
+                    self.built = (newest, index)
+            return self.built if self.built[0] == token else True
 
     def inline(self) -> bool:
         """Whether work for the index is done in the request (small, quick datasets)."""

@@ -6,10 +6,14 @@ from io import StringIO
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.utils import timezone
 
-from startups.models import Founder, MonthlyRevenue, RevenueSnapshot, Startup, Verification
+from demo.seed import seed_demo
+from startups.models import Change, Founder, MonthlyRevenue, RevenueSnapshot, Startup, Verification
 from startups.selectors import ai_enabled_startups
 from tests.support.factories import make_startup, make_verification, self_reported_revenue
+from verification.models import ProviderConnection
+from verification.services import revenue_sync
 
 pytestmark = pytest.mark.django_db
 
@@ -148,7 +152,10 @@ def _schema_objects() -> set[tuple[str, str]]:
 @pytest.mark.skipif(
     not os.environ.get("DATABASE_URL", "").startswith("postgres"), reason="PostgreSQL bulk path"
 )
-def test_a_reseed_over_existing_rows_keeps_every_index_and_foreign_key():
+@pytest.mark.parametrize("rebuilt_from", [200_000, 1], ids=["indexes kept", "indexes rebuilt"])
+def test_a_reseed_over_existing_rows_keeps_every_index_and_foreign_key(monkeypatch, rebuilt_from):
+    # A large load builds the indexes again after its rows (demo/bulk.py): the same ones.
+    monkeypatch.setattr("demo.bulk.REBUILD_INDEXES_FROM", rebuilt_from)
     before = _schema_objects()
     assert ("index", "startup_name_trgm") in before
     owned = make_startup("Kept Apart", slug="kept-apart", mrr=5)
@@ -174,15 +181,31 @@ def _demo_state() -> list[tuple]:
     )
 
 
-def test_the_bench_bulk_loader_writes_what_seed_demo_syncs():
-    """bench/seed.py (COPY, bench only) must load the very figures the demo sync path writes."""
+def test_a_sync_of_the_seeded_demo_startups_finds_nothing_to_change():
+    """seed_demo writes in bulk exactly what one sync per demo startup writes: syncing every
+    connection afterwards changes no figure, no month and records no visible change."""
+    now = timezone.now()
+    seed_demo(60, now=now)
+    loaded = _demo_state()
+    snapshots = RevenueSnapshot.objects.count()
+    months = list(MonthlyRevenue.objects.order_by("id").values_list("month", "gross", "refunds"))
+    last_change = Change.objects.order_by("-id").values_list("id", flat=True).first()
+    connections = ProviderConnection.objects.select_related("startup")
+    assert connections.count() > 10
+    for connection in connections:
+        revenue_sync(connection=connection, now=now)
+    assert _demo_state() == loaded
+    assert RevenueSnapshot.objects.count() == snapshots
+    assert list(MonthlyRevenue.objects.order_by("id").values_list("month", "gross", "refunds")) == (
+        months
+    )
+    assert not Change.objects.filter(id__gt=last_change).exists()
+
+
+def test_the_bench_loads_the_dataset_seed_demo_loads():
     from bench.seed import seed
 
     call_command("seed_demo", count=60, stdout=StringIO())
-    synced = _demo_state()
-    snapshots = RevenueSnapshot.objects.count()
-    months = MonthlyRevenue.objects.count()
+    seeded = _demo_state()
     assert seed(60) == 60
-    assert _demo_state() == synced
-    assert RevenueSnapshot.objects.count() == snapshots
-    assert MonthlyRevenue.objects.count() == months
+    assert _demo_state() == seeded
