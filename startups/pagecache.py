@@ -24,10 +24,10 @@ from django.db import connections as db_connections
 from django.db.models import QuerySet, Subquery
 from django.db.models.base import ModelState
 
-from core import dbdeadline, readcache, rowcopies
+from core import dbdeadline, readcache
 from core.models import Generation
 from startups import rankindex, selectors
-from startups.models import Change, Startup
+from startups.models import Startup
 from startups.selectors import After, StartupFilters, StartupPage, encode_cursor
 
 logger = logging.getLogger(__name__)
