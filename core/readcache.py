@@ -86,8 +86,8 @@ def fill_db(kind: Kind = "data") -> str:
     under (its change sequence has reached the token's), else the primary (core/replica.py
     `fill_alias`). Auth copies (key records: a revocation, a plan change): always the
     primary, since auth writes carry no change sequence a replica could be checked against."""
-    if kind != "data":
-        return PRIMARY
+    if kind != "data" or not replica.configured():
+        return PRIMARY  # no token read just to choose: without a replica there is no choice
     return replica.fill_alias(current("data"))
 
 

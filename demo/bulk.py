@@ -58,6 +58,9 @@ def _copy(model: type[models.Model], rows: list[dict]) -> None:
     # Only the columns whose Python value is not already what the driver sends go through
     # the field (JSON, encrypted text); the rest as they are: 18,000,000 snapshot rows at
     # 1,000,000 startups made the per-value call most of the load's time.
+    # A DateTimeField is a DateField: COPY takes an aware datetime as it is, but SQLite's
+    # driver would write its own text ("+00:00" appended), which Django's comparisons (the
+    # updated-desc cursor's `updated_at = %s`) never match.
     prepared = [
         not isinstance(
             field,
@@ -68,6 +71,7 @@ def _copy(model: type[models.Model], rows: list[dict]) -> None:
             | models.BooleanField
             | models.ForeignKey,
         )
+        or (isinstance(field, models.DateTimeField) and connection.vendor != "postgresql")
         for field in fields
     ]
     if not any(prepared):
