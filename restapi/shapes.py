@@ -100,7 +100,6 @@ def startup_page(
 
 # --- GET /api/v1/startups/{slug}/history -----------------------------------------------------
 
-_BOUND = "bound applied (null: none)."
 # `from` is a Python keyword: the functional form.
 HistoryMeta = document_last("from")(
     TypedDict(
@@ -109,10 +108,16 @@ HistoryMeta = document_last("from")(
             "slug": Annotated[str, text()],
             "count": Annotated[int, whole(help_text="Snapshots in `data`.")],
             "from": Annotated[
-                str | None, serializers.DateField(allow_null=True, help_text=f"The `from` {_BOUND}")
+                str | None,
+                serializers.DateField(
+                    allow_null=True, help_text="The `from` bound applied (null: none)."
+                ),
             ],
             "to": Annotated[
-                str | None, serializers.DateField(allow_null=True, help_text=f"The `to` {_BOUND}")
+                str | None,
+                serializers.DateField(
+                    allow_null=True, help_text="The `to` bound applied (null: none)."
+                ),
             ],
             "plan": PlanName,
             "max_limit": Annotated[int, whole()],
