@@ -8,7 +8,7 @@ input schema each tool advertises is generated from its serializer. Failures are
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any, TypedDict
 
 import orjson
 from django.conf import settings
@@ -19,6 +19,7 @@ from aisurface.cache import ai_answer
 from aisurface.serializers import AiMatchSerializer, AiProfileSerializer
 from core import readcache
 from core.formats import site_url
+from core.shapes import declared, whole
 from mcpserver.arguments import (
     LimitField,
     StrictBoolean,
@@ -78,6 +79,8 @@ def output_schema(field: serializers.Field) -> dict:
         schema = {"type": "boolean"}
     elif isinstance(field, serializers.IntegerField):
         schema = {"type": "integer"}
+        if field.min_value is not None:
+            schema["minimum"] = field.min_value
     elif isinstance(field, serializers.FloatField):
         schema = {"type": "number"}
     else:  # text and timestamps
@@ -92,16 +95,14 @@ def with_truncation(schema: dict) -> dict:
     return {**schema, "properties": {**schema["properties"], **TRUNCATED_PROPERTIES}}
 
 
-MATCHES_SCHEMA = {
-    "type": "object",
-    "properties": {
-        "count": {"type": "integer", "minimum": 0},
-        "startups": output_schema(AiMatchSerializer(many=True)),
-        **TRUNCATED_PROPERTIES,
-    },
-    "required": ["count", "startups"],
-    "additionalProperties": False,
-}
+class Matches(TypedDict):
+    """What the search tools answer (`_matches` builds it)."""
+
+    count: Annotated[int, whole(min_value=0)]
+    startups: Annotated[list[dict], AiMatchSerializer(many=True)]
+
+
+MATCHES_SCHEMA = with_truncation(output_schema(declared(Matches)()))
 PROFILE_SCHEMA = with_truncation(output_schema(AiProfileSerializer()))
 
 
@@ -208,7 +209,7 @@ class RevenueArguments(ToolArguments):
 # Tool results are kept under the data token (call_tool): what fills them reads the primary.
 
 
-def _matches(request: HttpRequest, *, detail: bool = False, **filters: Any) -> dict:
+def _matches(request: HttpRequest, *, detail: bool = False, **filters: Any) -> Matches:
     startups = ai_startup_list(**filters, db=readcache.fill_db())
     data = AiMatchSerializer(startups, many=True, context={"request": request}).data
     length = DETAIL_DESCRIPTION if detail else COMPACT_DESCRIPTION

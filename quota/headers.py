@@ -9,17 +9,21 @@ import math
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
+from typing import Annotated, NotRequired, TypedDict
 
 from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
+from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
 
 from core.errors import InvalidApiKey
 from core.formats import iso_timestamp, month_start_at
+from core.shapes import nested, timestamp, whole
 from core.surfaces import is_rest
 from quota.callers import caller_for, request_caller
+from quota.plans import FREE, PRO
 from quota.services import (
     Caller,
     QuotaStatus,
@@ -71,9 +75,28 @@ def quota_headers(status: QuotaStatus) -> dict[str, str]:
     return headers
 
 
-def quota_meta(status: QuotaStatus) -> dict:
-    """meta.plan, meta.max_limit and (capped plans only) meta.quota of the list envelope."""
-    meta: dict = {"plan": status.plan.name, "max_limit": status.plan.max_limit}
+class QuotaMeta(TypedDict):
+    limit: Annotated[int, whole(help_text="Records included this month.")]
+    used: Annotated[int, whole()]
+    remaining: Annotated[int, whole()]
+    resets_at: Annotated[str, timestamp(help_text="1st of next month, 00:00 UTC.")]
+
+
+# The keys `quota_meta` adds to the meta of every metered answer, for each meta shape to declare
+# (restapi/shapes.py); `max_limit` is declared there, described on some shapes only.
+PlanName = Annotated[str, serializers.ChoiceField(choices=[FREE.name, PRO.name])]
+Quota = NotRequired[Annotated[QuotaMeta, nested(help_text="Free plan only.")]]
+
+
+class PlanMeta(TypedDict):
+    plan: PlanName
+    max_limit: Annotated[int, whole()]
+    quota: Quota
+
+
+def quota_meta(status: QuotaStatus) -> PlanMeta:
+    """meta.plan, meta.max_limit and (capped plans only) meta.quota of a metered answer."""
+    meta: PlanMeta = {"plan": status.plan.name, "max_limit": status.plan.max_limit}
     if status.limit is not None:
         meta["quota"] = {
             "limit": status.limit,

@@ -8,18 +8,16 @@ from rest_framework.response import Response
 
 from core.cursors import MAX_CURSOR, cursor_sent
 from core.errors import CursorExpired, InvalidCursor
-from core.formats import iso_timestamp
 from core.openapi import CURSOR_EXPIRED, INVALID_CURSOR, rest_operation
+from core.shapes import declared
 from quota.callers import request_caller
 from quota.plans import FREE, PRO
 from quota.views import RestView
-from restapi.paging import metered_envelope, page_notice, page_request
-from restapi.serializers import QuotaMetaSerializer
+from restapi.paging import page_notice, page_request
+from restapi.shapes import ChangeFeed, change_entry, change_feed_page
 from restapi.views import _LIST_EXAMPLE
 from startups.feed import change_feed, feed_cursor, feed_position, position_expired
 from startups.filters import LenientInteger, LenientQuery
-from startups.models import Change
-from startups.serializers import StartupListSerializer, text, timestamp, whole
 
 
 class ChangeFeedQuerySerializer(LenientQuery):
@@ -37,45 +35,6 @@ class ChangeFeedQuerySerializer(LenientQuery):
         "showed. Leave out to start from the oldest entry kept. One this server did not issue "
         "is `400 invalid_cursor`; one from before entries were pruned is `410 cursor_expired`.",
     )
-
-
-class ChangeEntrySerializer(serializers.Serializer):
-    sequence = whole(help_text="Position in the change sequence: strictly increasing, not dense.")
-    kind = serializers.ChoiceField(
-        choices=list(Change.Kind.values),
-        help_text="`created` and `updated`: upsert `startup`; `deleted` and `unpublished` "
-        "(tombstones): remove the startup with this `slug`.",
-    )
-    slug = text(help_text="The startup's slug when the change was made.")
-    fields = serializers.ListField(
-        child=text(),
-        help_text="What changed, by API name (`revenue.mrr`, `verification.status`); empty "
-        "when not itemised (creations, deletions, imports).",
-    )
-    changed_at = timestamp(help_text="When the change was committed (ms, UTC).")
-    startup = StartupListSerializer(
-        allow_null=True,
-        help_text="The startup's list item as it is now; null for tombstones and for startups "
-        "no longer published under this slug (their tombstone follows).",
-    )
-
-
-class ChangeFeedMetaSerializer(serializers.Serializer):
-    limit = whole(help_text="Entries per page actually applied.")
-    has_more = serializers.BooleanField(help_text="True while more entries follow now.")
-    next_cursor = text(
-        help_text="Always set: send it as `cursor` to resume after this page (also once "
-        "`hasMore` is false, to poll for later changes)."
-    )
-    plan = serializers.ChoiceField(choices=[FREE.name, PRO.name])
-    max_limit = whole()
-    quota = QuotaMetaSerializer(required=False, help_text="Free plan only.")
-    notice = text(required=False, help_text="Only when `limit` was lowered.")
-
-
-class ChangeFeedSerializer(serializers.Serializer):
-    data = ChangeEntrySerializer(many=True)
-    meta = ChangeFeedMetaSerializer()
 
 
 _EXAMPLE = {
@@ -120,7 +79,7 @@ class ChangeFeedView(RestView):
         "against the Free monthly allowance; tombstones are free. For the newest-first view "
         "of what changed, see `GET /api/v1/startups?sort=updated-desc&updatedSince=`.",
         parameters=(ChangeFeedQuerySerializer,),
-        ok=ChangeFeedSerializer,
+        ok=declared(ChangeFeed),
         errors=(400, INVALID_CURSOR, 401, 403, 405, CURSOR_EXPIRED, 429, 500),
         examples=[OpenApiExample("A page", value=_EXAMPLE, response_only=True)],
     )
@@ -141,23 +100,14 @@ class ChangeFeedView(RestView):
         with self.reserve(request, wanted=paging.size) as reservation:
             page = change_feed(after=after, limit=reservation.granted)
             reservation.use(sum(entry.startup is not None for entry in page.entries))
-        data = [
-            {
-                "sequence": entry.change.id,
-                "kind": entry.change.kind,
-                "slug": entry.change.slug,
-                "fields": entry.change.fields,
-                "changed_at": iso_timestamp(entry.change.at),
-                "startup": None
-                if entry.startup is None
-                else StartupListSerializer(entry.startup, context={"request": request}).data,
-            }
-            for entry in page.entries
-        ]
-        meta = {
-            "limit": reservation.granted,
-            "has_more": page.has_more,
-            "next_cursor": feed_cursor(page.last),
-        }
-        notice = page_notice(paging=paging, reservation=reservation)
-        return Response(metered_envelope(data, meta, status=reservation.status, notice=notice))
+        data = [change_entry(entry, request=request) for entry in page.entries]
+        return Response(
+            change_feed_page(
+                data,
+                limit=reservation.granted,
+                has_more=page.has_more,
+                next_cursor=feed_cursor(page.last),
+                status=reservation.status,
+                notice=page_notice(paging=paging, reservation=reservation),
+            )
+        )

@@ -1,8 +1,7 @@
-"""Paging and envelopes of /api/v1 answers: which page a list request asks for, and the
-`{"data", "meta"}` body with the caller's figures, notices, warnings and the Link header.
+"""Paging of /api/v1 lists: which page a request asks for, the list's answer (its body is
+the `StartupPage` shape, restapi/shapes.py) with the notice and the Link header.
 
-The one place for the list's page arithmetic (as HackSoft's `get_paginated_response`); the
-history envelope shares `metered_envelope`.
+The one place for the list's page arithmetic (as HackSoft's `get_paginated_response`).
 """
 
 from dataclasses import dataclass
@@ -13,9 +12,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from core.formats import iso_timestamp, site_url
-from quota.headers import quota_meta
 from quota.plans import AppliedLimit, PlanLimits, apply_limit, remaining_notice
-from quota.services import QuotaStatus, Reservation
+from quota.services import Reservation
+from restapi.shapes import startup_page
 from startups.selectors import After, StartupPage, after_of, encode_cursor
 
 
@@ -51,19 +50,6 @@ def page_request(
     )
 
 
-def metered_envelope(
-    data, meta: dict, *, status: QuotaStatus, notice: str | None = None, warnings=()
-) -> dict:
-    """The answer body: `data`, and `meta` followed by the caller's plan and quota figures, then
-    the notice and the warnings when there are any."""
-    meta = {**meta, **quota_meta(status)}
-    if notice:
-        meta["notice"] = notice
-    if warnings:
-        meta["warnings"] = warnings
-    return {"data": data, "meta": meta}
-
-
 def page_notice(*, paging: PageRequest, reservation: Reservation) -> str | None:
     """meta.notice: the page was cut to the records left this month, or the requested size
     was lowered to the plan's maximum."""
@@ -93,16 +79,13 @@ def paginated_response(
     has_more = result.more if page is None else page * paging.size < result.total
     last = result.startups[-1] if result.startups else None
     next_cursor = encode_cursor(after_of(last, sort)) if has_more and last else None
-    meta = {
-        "total": result.total,
-        "page": page,
-        "limit": reservation.granted,
-        "has_more": bool(has_more),
-        "next_cursor": next_cursor,
-    }
-    body = metered_envelope(
+    body = startup_page(
         data,
-        meta,
+        total=result.total,
+        page=page,
+        limit=reservation.granted,
+        has_more=bool(has_more),
+        next_cursor=next_cursor,
         status=reservation.status,
         notice=page_notice(paging=paging, reservation=reservation),
         warnings=warnings,

@@ -29,11 +29,12 @@ from core.openapi import (
     rest_operation,
 )
 from core.renderers import camelize
+from core.shapes import declared
 from quota.callers import request_caller
 from quota.plans import PRO
 from quota.views import RestView
 from restapi.fieldsets import parse_fields, sparse
-from restapi.paging import metered_envelope, page_request, paginated_response
+from restapi.paging import page_request, paginated_response
 from restapi.params import (
     HistoryFilterSerializer,
     StartupExportFilterSerializer,
@@ -44,10 +45,9 @@ from restapi.serializers import (
     AttestationEnvelopeSerializer,
     CategoryCountSerializer,
     CategoryListSerializer,
-    HistoryPageSerializer,
     StartupEnvelopeSerializer,
-    StartupPageSerializer,
 )
+from restapi.shapes import HistoryPage, StartupPage, history_page
 from startups.attestation import attestation_payload, attestation_sign, jwks
 from startups.freshness import METHODOLOGY_VERSION, METHODOLOGY_VERSIONS
 from startups.history import revenue_history
@@ -169,7 +169,7 @@ class StartupListView(RestView):
         "first pages.",
         parameters=(StartupFilterSerializer,),
         headers=(LINK,),
-        ok=StartupPageSerializer,
+        ok=declared(StartupPage),
         errors=(400, INVALID_CURSOR, 401, 403, 405, 429, 500),
         examples=[OpenApiExample("A page", value=_LIST_EXAMPLE, response_only=True)],
     )
@@ -247,7 +247,7 @@ class StartupHistoryView(RestView):
         "inclusive. Self-reported startups have none. One call counts as one record against "
         "the Free monthly allowance; a 404 (as for the detail) costs nothing.",
         parameters=(_SLUG, HistoryFilterSerializer),
-        ok=HistoryPageSerializer,
+        ok=declared(HistoryPage),
         errors=(400, 401, 404, 405, 429, 500),
     )
     def get(self, request: Request, slug: str) -> Response:
@@ -260,14 +260,16 @@ class StartupHistoryView(RestView):
         with self.reserve(request, wanted=1) as reservation:
             snapshots = list(revenue_history(startup=startup, start=start, end=end))
             reservation.use(1)
-        meta = {
-            "slug": startup.slug,
-            "count": len(snapshots),
-            "from": start.isoformat() if start else None,
-            "to": end.isoformat() if end else None,
-        }
         data = SnapshotSerializer(snapshots, many=True).data
-        return Response(metered_envelope(data, meta, status=reservation.status))
+        return Response(
+            history_page(
+                data,
+                slug=startup.slug,
+                start=start.isoformat() if start else None,
+                end=end.isoformat() if end else None,
+                status=reservation.status,
+            )
+        )
 
 
 class StartupAttestationView(RestView):

@@ -21,6 +21,7 @@ from django.utils.dateparse import parse_datetime
 from rest_framework import serializers
 
 from core.formats import iso_month, iso_timestamp, site_url
+from core.shapes import text, timestamp, whole
 from startups.freshness import STATUSES, last_synced_at, methodology_url, verification_status
 from startups.models import Credential, Founder, MonthlyRevenue, Startup, Verification
 from startups.reported import (
@@ -61,28 +62,6 @@ def _synced_at(value: datetime | str | None) -> str | None:
         if value is not None and timezone.is_naive(value):
             value = timezone.make_aware(value, UTC)
     return iso_timestamp(value)
-
-
-# Declarations of the output shapes (see the module docstring). Helpers keep them short.
-class Timestamp(serializers.DateTimeField):
-    """A moment as every surface writes it: UTC, milliseconds and Z (core.formats)."""
-
-    def to_representation(self, value: datetime) -> str | None:
-        return iso_timestamp(value)
-
-
-def text(**kwargs: Any) -> serializers.CharField:
-    """A string; `null=True` when the value may be null."""
-    return serializers.CharField(allow_null=kwargs.pop("null", False), **kwargs)
-
-
-def whole(**kwargs: Any) -> serializers.IntegerField:
-    """A whole number (dollars, counts, years); `null=True` when the value may be null."""
-    return serializers.IntegerField(allow_null=kwargs.pop("null", False), **kwargs)
-
-
-def timestamp(**kwargs: Any) -> Timestamp:
-    return Timestamp(allow_null=kwargs.pop("null", False), **kwargs)
 
 
 def _clone(field: serializers.Field) -> serializers.Field:
