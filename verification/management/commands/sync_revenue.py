@@ -1,9 +1,15 @@
 import logging
 import sys
+import threading
 import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
+from typing import TypeVar
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import close_old_connections, connections
+from django.db import connection as db_connection
 from django.utils import timezone
 from tqdm import tqdm
 
@@ -16,10 +22,16 @@ from verification.services import SyncInProgress, revenue_sync
 
 logger = logging.getLogger("verification.sync")
 
+Item = TypeVar("Item")
+
 DEFAULT_LOOP_SECONDS = 3600
 # The worker looks for due connections this often (at most), so a new connection or one
 # whose hour is up waits minutes, not another hour.
 WAKE_SECONDS = 300
+# Syncs in flight at once per process. A sync mostly waits for its provider (100 ms to seconds
+# per call), so threads overlap the waits: 16 syncs of ~200 ms make ~50-80 syncs a second where
+# one at a time made ~5 (docs/deployment.md, "With a refresh worker").
+DEFAULT_CONCURRENCY = 16
 
 
 class Command(BaseCommand):
@@ -41,12 +53,37 @@ class Command(BaseCommand):
                 f"{WAKE_SECONDS // 60} minutes at most"
             ),
         )
+        parser.add_argument(
+            "--concurrency",
+            type=int,
+            default=DEFAULT_CONCURRENCY,
+            metavar="N",
+            help=(
+                f"sync up to N connections at once, each in its own thread (default "
+                f"{DEFAULT_CONCURRENCY}): their provider waits overlap. Each thread holds one "
+                "database connection while a round runs, so the process opens up to N + 1 "
+                "(its own as well); 1 syncs one at a time in the command's own thread and "
+                "connection"
+            ),
+        )
 
-    def handle(self, *args, slug: str | None, all: bool, loop: int | None, **options) -> None:
+    def handle(
+        self,
+        *args,
+        slug: str | None,
+        all: bool,
+        loop: int | None,
+        concurrency: int,
+        **options,
+    ) -> None:
         if bool(slug) == bool(all):
             raise CommandError("give exactly one of --slug S or --all")
         if loop is not None and loop < 1:
             raise CommandError("--loop needs a positive number of seconds")
+        if concurrency < 1:
+            raise CommandError("--concurrency needs a positive number of syncs")
+        self.concurrency = concurrency
+        self.output = threading.Lock()  # one line at a time, whichever thread writes it
         if loop is None:
             if self.sync_once(slug=slug) and slug:
                 raise CommandError(f"sync of {slug} did not succeed")
@@ -61,34 +98,80 @@ class Command(BaseCommand):
                 logger.exception("sync round failed")
             time.sleep(wake)
 
-    def sync_due(self, *, slug: str | None, every: timedelta) -> None:
-        """One round of the worker: sync each connection not tried for `every`, taking it
-        first so that no other worker (or a founder's "Sync now") syncs it at the same time."""
-        connections = connections_due(now=timezone.now(), every=every)
-        if slug:
-            connections = connections.filter(startup__slug=slug)
-        for connection in connections:
-            now = timezone.now()
-            if not connection_take(connection=connection, now=now, every=every):
-                continue
-            try:
-                connection = revenue_sync(connection=connection, now=now)
-            except SyncInProgress as exc:
-                self.stdout.write(str(exc))  # a manual run holds its lease: it syncs it
-                continue
-            except Exception:
-                logger.exception("sync of %s crashed", connection.startup.slug)
-                continue
-            line = f"{connection.startup.slug}: {connection.status}"
-            if connection.last_error:
-                line += f" ({connection.last_error})"
+    def say(self, line: str) -> None:
+        with self.output:
             self.stdout.write(line)
 
+    def in_threads(self, items: list[Item], work: Callable[[Item], None]) -> None:
+        """`work(item)` for every item, up to --concurrency at once: each thread takes the next
+        item until none is left, on a database connection of its own that it closes at its
+        end. An exception `work` lets out stops every thread from taking more (the round
+        fails, as a database outage should end it) and is raised once all have stopped.
+
+        Inside a transaction (a caller's `atomic` block) the items run here, one at a time:
+        another thread's connection could not see the transaction's rows."""
+        if self.concurrency == 1 or len(items) < 2 or db_connection.in_atomic_block:
+            for item in items:
+                work(item)
+            return
+        queue: Iterator[Item] = iter(items)
+        taking = threading.Lock()
+        stop = threading.Event()
+
+        def drain() -> None:
+            try:
+                while not stop.is_set():
+                    with taking:
+                        item = next(queue, _NONE_LEFT)
+                    if item is _NONE_LEFT:
+                        return
+                    close_old_connections()  # one broken by a database restart is replaced
+                    work(item)
+            except BaseException:
+                stop.set()
+                raise
+            finally:
+                connections.close_all()  # this thread's connections, not the command's
+
+        threads = min(self.concurrency, len(items))
+        with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="sync") as pool:
+            running = [pool.submit(drain) for _ in range(threads)]
+        for future in running:
+            if future.exception() is not None:
+                raise future.exception()
+
+    def sync_due(self, *, slug: str | None, every: timedelta) -> None:
+        """One round of the worker: sync each connection not tried for `every`, taking it
+        first so that no other thread or worker (or a founder's "Sync now") syncs it at the
+        same time. The round's list is the due connections' ids when it starts; each is read
+        again when its turn comes (it may have been disconnected or synced meanwhile)."""
+        due = connections_due(now=timezone.now(), every=every)
+        if slug:
+            due = due.filter(startup__slug=slug)
+        self.in_threads(list(due.values_list("pk", flat=True)), lambda pk: self.sync_one(pk, every))
+
+    def sync_one(self, pk: int, every: timedelta) -> None:
+        connection = ProviderConnection.objects.select_related("startup").filter(pk=pk).first()
+        if connection is None:
+            return  # disconnected since the round began
+        now = timezone.now()
+        if not connection_take(connection=connection, now=now, every=every):
+            return  # another worker took it, or it was synced since the round began
+        try:
+            connection = revenue_sync(connection=connection, now=now)
+        except SyncInProgress as exc:
+            self.say(str(exc))  # a manual run holds its lease: it syncs it
+            return
+        except Exception:
+            logger.exception("sync of %s crashed", connection.startup.slug)
+            return
+        self.say(result_line(connection))
+
     def sync_once(self, *, slug: str | None) -> int:
-        connections = list(connections_to_sync(slug=slug))
-        if slug and not connections:
+        to_sync = list(connections_to_sync(slug=slug))
+        if slug and not to_sync:
             raise CommandError(f"{slug!r} has no provider connection; run connect_provider first")
-        if not connections:
+        if not to_sync:
             self.stdout.write(
                 "No startup has a payment provider connected, so there is nothing to sync.\n"
                 "Connect one with its read-only key (read from stdin, never an argument):\n"
@@ -98,31 +181,50 @@ class Command(BaseCommand):
             )
             return 0
         show_bar = slug is None and sys.stderr.isatty()
-        failed = skipped = 0
-        for connection in tqdm(connections, desc="sync", unit="startup", disable=not show_bar):
+        counts = {"failed": 0, "skipped": 0}
+        bar = tqdm(total=len(to_sync), desc="sync", unit="startup", disable=not show_bar)
+
+        def sync(connection: ProviderConnection) -> None:
+            outcome, line = "ok", None
             try:
                 connection = revenue_sync(connection=connection, now=timezone.now())
             except SyncInProgress as exc:
                 # Another process (the hourly loop, another instance) is syncing it right now.
-                self.stdout.write(str(exc))
-                skipped += 1
-                continue
+                outcome, line = "skipped", str(exc)
             except Exception:
                 # A database hiccup on one startup must not stop the others.
                 logger.exception("sync of %s crashed", connection.startup.slug)
-                failed += 1
-                continue
-            if connection.status != ProviderConnection.Status.OK:
-                failed += 1
-            line = f"{connection.startup.slug}: {connection.status}"
-            if connection.last_error:
-                line += f" ({connection.last_error})"
-            if show_bar:
-                tqdm.write(line, file=sys.stdout)
+                outcome = "failed"
             else:
-                self.stdout.write(line)
+                if connection.status != ProviderConnection.Status.OK:
+                    outcome = "failed"
+                line = result_line(connection)
+            with self.output:
+                if outcome != "ok":
+                    counts[outcome] += 1
+                bar.update(1)
+                if line is None:
+                    pass
+                elif show_bar:
+                    tqdm.write(line, file=sys.stdout)
+                else:
+                    self.stdout.write(line)
+
+        with bar:
+            self.in_threads(to_sync, sync)
+        failed, skipped = counts["failed"], counts["skipped"]
         self.stdout.write(
-            f"Synced {len(connections) - failed - skipped} of {len(connections)} startup(s)"
+            f"Synced {len(to_sync) - failed - skipped} of {len(to_sync)} startup(s)"
             + (f", {skipped} skipped (already being synced)." if skipped else ".")
         )
         return failed
+
+
+_NONE_LEFT = object()
+
+
+def result_line(connection: ProviderConnection) -> str:
+    line = f"{connection.startup.slug}: {connection.status}"
+    if connection.last_error:
+        line += f" ({connection.last_error})"
+    return line
