@@ -26,7 +26,7 @@ from django.db.models.base import ModelState
 
 from core import dbdeadline, readcache
 from core.models import Generation
-from startups import rankindex, selectors
+from startups import rankindex, rankmoves, selectors
 from startups.models import Startup
 from startups.selectors import After, StartupFilters, StartupPage, encode_cursor
 
@@ -99,7 +99,7 @@ class _RankIndexCopy:
             if built is None or self.uncarried == built[0]:
                 return False
             newest = readcache.read_tokens().get("data") or token
-            index = rankindex.follow(built[1], since=built[0], to=newest, db=readcache.PRIMARY)
+            index = rankmoves.follow(built[1], since=built[0], to=newest, db=readcache.PRIMARY)
             if index is None:
                 self.uncarried = built[0]  # no later token helps: build anew
                 return False

@@ -15,7 +15,7 @@ from django.db import OperationalError, connection, transaction
 from django.test.utils import CaptureQueriesContext
 
 from core import readcache
-from startups import pagecache, rankindex, selectors
+from startups import pagecache, rankindex, rankmoves, selectors
 from startups.changes import startup_change_record
 from startups.models import Startup
 from startups.selectors import SORT_ORDERS, StartupFilters, after_of
@@ -541,7 +541,7 @@ def test_answers_stay_exact_while_writes_move_the_index(client, pro_key, setting
     random_write(rng, -1)  # the data token names a sequence from here on
     builds, moves = [], []
     monkeypatch.setattr(rankindex, "build", spy(rankindex.build, builds))
-    monkeypatch.setattr(rankindex, "apply_changes", spy(rankindex.apply_changes, moves))
+    monkeypatch.setattr(rankmoves, "apply_changes", spy(rankmoves.apply_changes, moves))
     for query in QUERIES:
         list_page(client, pro_key, query)  # the index built, and the terms' places kept
     assert len(builds) == 1

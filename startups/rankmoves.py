@@ -1,0 +1,181 @@
+"""Moving the rank index on from one data token to the next (startups/rankindex.py): the
+Change rows in between name the startups that changed; each is read again and put at its new
+place (counted within its group of equal MRR, in the database's own name order) into a copy
+of the index, in milliseconds, instead of a rebuild that reads every startup (seconds at
+1,000,000). startups/pagecache.py calls `follow` when a request brings a newer token."""
+
+from array import array
+from bisect import bisect_left, bisect_right, insort
+from collections import OrderedDict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from django.db.models import BooleanField, ExpressionWrapper, Q
+from django.db.models.functions import Lower
+
+from core import rowcopies
+from startups.models import Change
+from startups.rankindex import PLACE, RankIndex, unaffected_by
+from startups.selectors import DEFAULT_SORT, After, after_name, published_startups, search
+
+# More changed startups than this between two data tokens: a rebuild reads them all instead.
+MAX_MOVED = 2_000
+
+
+def follow(index: RankIndex, *, since: str, to: str, db: str) -> RankIndex | None:
+    """`index`, built under the data token `since`, moved on to the newer token `to` (the
+    change service's `<epoch>.<sequence>`, core/rowcopies.py): None when the two are of
+    different epochs (a write the sequence does not itemise) or too much changed."""
+    (epoch, old), (new_epoch, new) = rowcopies.parse(since), rowcopies.parse(to)
+    if epoch != new_epoch or old is None or new is None:
+        return None
+    return index if new <= old else apply_changes(index, after=old, upto=new, db=db)
+
+
+def apply_changes(index: RankIndex, *, after: int, upto: int, db: str) -> RankIndex | None:
+    """`index` moved on by the Change rows in (after, upto]: the same index when none of them
+    touched what it holds, a moved copy (`moved`), or None when too many startups
+    changed (build anew). The changed startups are read as the database has them now: the
+    caller checks that the data token is still the one of `upto` afterwards, else the copy
+    may hold writes newer than that token."""
+    changes = Change.objects.using(db).filter(id__gt=after, id__lte=upto).order_by()
+    found = list(changes.values_list("startup_id", "kind", "fields")[: 10 * MAX_MOVED + 1])
+    if len(found) > 10 * MAX_MOVED:
+        return None
+    if unaffected_by((kind, fields) for _, kind, fields in found):
+        return index
+    changed = {startup_id for startup_id, _, _ in found}
+    if len(changed) > MAX_MOVED:
+        return None
+    terms = index.term_names()
+    finds = {
+        f"term_{n}": ExpressionWrapper(search(term), output_field=BooleanField())
+        for n, term in enumerate(terms)
+    }
+    rows = list(
+        published_startups(db=db)
+        .filter(id__in=changed)
+        .annotate(**finds)
+        .values("id", "name", "slug", "mrr", "category", *finds)
+    )
+    ranked = [row["mrr"] for row in rows if row["mrr"] is not None]
+    gone = [p for p in map(index.place, changed) if p is not None]
+    ranked_staying = index.ranked - sum(1 for p in gone if p < index.ranked)
+    placed = []
+    for row in rows:
+        mrr = row["mrr"]
+        if mrr is None:  # after every ranked startup, those staying and those changed
+            ahead = ranked_staying + len(ranked)
+        else:  # the startups with more MRR: those staying (binary search), those changed
+            more = bisect_left(index.neg_mrr, -mrr)
+            ahead = more - sum(1 for p in gone if p < more) + sum(1 for m in ranked if m > mrr)
+        cursor = After(sort=DEFAULT_SORT, slug=row["slug"], name=row["name"], mrr=mrr)
+        group = Q(mrr__isnull=True) if mrr is None else Q(mrr=mrr)
+        # Its group of equal MRR before it, in the database's own name order (collation).
+        within = (
+            published_startups(db=db)
+            .alias(sort_name=Lower("name"))
+            .filter(group, after_name(cursor, descending=True))
+            .count()
+        )
+        placed.append(
+            Placed(
+                place=ahead + within,
+                startup_id=row["id"],
+                neg_mrr=None if mrr is None else -mrr,
+                category=row["category"],
+                terms=frozenset(term for n, term in enumerate(terms) if row[f"term_{n}"]),
+            )
+        )
+    return moved(index, changed, placed)
+
+
+def moved(index: RankIndex, removed: Iterable[int], placed: list["Placed"]) -> RankIndex:
+    """A copy of `index` with the startups `removed` taken out and those `placed` put
+    in at their places (in the new order). `index` is left as it is: requests still
+    reading it see the data it was built for."""
+    gone = sorted(p for p in map(index.place, removed) if p is not None)
+    placed = sorted(placed)
+    ids, neg_mrr = index.ids[:], index.neg_mrr[:]
+    for place in reversed(gone):
+        del ids[place]
+        if place < len(neg_mrr):  # ranked: the prefix of the order
+            del neg_mrr[place]
+    for entry in placed:
+        ids.insert(entry.place, entry.startup_id)
+        if entry.neg_mrr is not None:
+            neg_mrr.insert(entry.place, entry.neg_mrr)
+    starts = _insert_starts(gone, [entry.place for entry in placed])
+    position = index.position[:]
+    top = max([len(position) - 1, *(entry.startup_id for entry in placed)])
+    position.extend(bytes(position.itemsize * (top + 1 - len(position))))
+    for startup_id in removed:
+        if 0 <= startup_id < len(position):
+            position[startup_id] = 0
+    events = gone + [entry.place for entry in placed]
+    if events:  # the places that moved: from the first change to where shifts end
+        last = len(ids) if len(gone) != len(placed) else max(events) + 2 * len(events) + 1
+        for place in range(min(events), min(len(ids), last)):
+            position[ids[place]] = place + 1
+    categories = {name: _remap(places, gone, starts) for name, places in index.categories.items()}
+    with index._lock:
+        kept = list(index.terms.items())
+    terms = OrderedDict((term, _remap(places, gone, starts)) for term, places in kept)
+    for entry in placed:
+        if entry.category is not None:
+            insort(categories.setdefault(entry.category, array(PLACE)), entry.place)
+        for term in entry.terms:
+            if term in terms:
+                insort(terms[term], entry.place)
+    copy = RankIndex(ids=ids, neg_mrr=neg_mrr, position=position, categories=categories)
+    copy.terms = terms
+    copy._term_places = sum(len(places) for places in terms.values())
+    return copy
+
+
+@dataclass(frozen=True, order=True)
+class Placed:
+    """A changed startup as it is now: its place in the new order, its MRR negated (None
+    without MRR), its stored category and the kept `q` terms that find it."""
+
+    place: int
+    startup_id: int
+    neg_mrr: int | None = field(compare=False)
+    category: str | None = field(compare=False)
+    terms: frozenset[str] = field(compare=False, default=frozenset())
+
+
+def _insert_starts(gone: list[int], places: list[int]) -> list[int]:
+    """For each entry put in (their new places, ascending), the first old place from which
+    an entry that stays comes after it: the entries that stay keep their order, so the j-th
+    one put in comes after `place - j` of them; an old place counts them less the removed
+    places before it."""
+    starts, k = [], 0
+    for j, place in enumerate(places):
+        before = place - j  # entries that stay, in front of it
+        while k < len(gone) and gone[k] < before + k:
+            k += 1
+        starts.append(before + k)
+    return starts
+
+
+def _remap(places: array, gone: list[int], starts: list[int]) -> array:
+    """The sorted old `places` without those `gone`, in the new order's places: each moves
+    back by the removed places before it and on by the entries put in before it, a constant
+    shift within each stretch between two such events (C-speed slices, no loop per place
+    where nothing moved)."""
+    if not gone and not starts:
+        return places[:]
+    events = sorted({place + 1 for place in gone} | set(starts))
+    removed = set(gone)
+    found, begin = array(PLACE), 0
+    for bound in [*events, None]:
+        end = len(places) if bound is None else bisect_left(places, bound)
+        if end > begin:
+            stretch = places[begin:end]
+            shift = bisect_right(starts, stretch[0]) - bisect_left(gone, stretch[0])
+            if stretch[-1] in removed:  # a removed place ends its stretch (bound: place + 1)
+                stretch = stretch[:-1]
+            found.extend(array(PLACE, map(shift.__add__, stretch)) if shift else stretch)
+        begin = max(begin, end)
+    return found
