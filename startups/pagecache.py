@@ -89,7 +89,7 @@ class _RankIndexCopy:
         return None
 
     def _carried(self, token: str) -> tuple | bool:
-        """The index moved on (startups/rankindex.py `follow`) to the newest data token, one
+        """The index moved on (startups/rankmoves.py `follow`) to the newest data token, one
         thread at a time: (token, index) when that is `token`; True when the index is newer
         than `token` (the SQL path answers this request); False: build anew. The changes are
         read from the primary: the newest token may be past what a replica has replayed."""
