@@ -6,6 +6,8 @@ import platform
 import sys
 from datetime import UTC, datetime
 
+import cpu
+import profiles
 import underwrites
 from rows import Row
 from sitting import BASELINE, CONNECTIONS, ONLY, ROOT, ROUNDS, SECONDS, WARMUP_SECONDS
@@ -30,6 +32,7 @@ def report(sizes: dict[int, dict]) -> None:
                     + (f"; before {b['rps']:.0f} req/s = {r['rps'] / b['rps']:.2f}x" if b else "")
                 )
             print(f"   worker RSS MB: {', '.join(f'{m:.0f}' for m in size['rss'])}")
+            print("\n".join(cpu.table(rows, {count: size})))
             if size["under"]:
                 print(
                     "\n".join(
@@ -38,6 +41,7 @@ def report(sizes: dict[int, dict]) -> None:
                         )
                     )
                 )
+        print("\n".join(profiles.references()))
         return
     header = "| Row | Path |" + "".join(
         f" {c:,} req/s | p50 ms | p99 ms | vs row 1 | vs row 2 |" for c in counts
@@ -71,11 +75,13 @@ def report(sizes: dict[int, dict]) -> None:
             )
         lines.append(cells)
     lines += targets(sizes)
+    lines += cpu.table(rows, sizes)
     for count, size in sizes.items():
         if size["under"]:
             lines += underwrites.table(rows, size["results"], size["under"], size["writer"], count)
     if first["before"]:
         lines += before_after(first["before"], first["results"], rows, counts[0])
+    lines += profiles.references()
     text = "\n".join(lines) + "\n"
     print()
     print(text)

@@ -13,6 +13,7 @@ Environment: bench/sitting.py (BENCH_COUNTS, BENCH_SECONDS, BENCH_ROUNDS, BENCH_
 BENCH_BASELINE, ...). Rows: bench/rows.py; the report and its targets: bench/report.py.
 """
 
+import dataclasses
 import json
 import os
 import re
@@ -27,9 +28,11 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
+import cpu  # bench/*.py beside this script (its folder is on sys.path)
+import profiles
 import psycopg
 import redis
-import underwrites  # bench/*.py beside this script (its folder is on sys.path)
+import underwrites
 from report import report
 from rows import POOLS, Row, rows_for
 from sitting import (
@@ -40,6 +43,7 @@ from sitting import (
     ONLY,
     POOL_SIZE,
     PORT,
+    PROFILE,
     PY,
     REDIS_URL,
     RESEED,
@@ -215,6 +219,7 @@ def median_run(results: list[dict]) -> dict:
         "p99": statistics.median(r["p99"] for r in results),
         "non2xx": sum(r["non2xx"] for r in results),
         "socket_errors": "; ".join(r["socket_errors"] for r in results if r["socket_errors"]),
+        **cpu.medians(results),
     }
 
 
@@ -239,10 +244,12 @@ def wrk(wrk_bin: str, row: Row, seconds: int, target: Target = CURRENT) -> dict:
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
     p50 = _ms(re.search(r"^\s+50%\s+(\S+)", out, re.M).group(1))
     p99 = _ms(re.search(r"^\s+99%\s+(\S+)", out, re.M).group(1))
+    requests = int(re.search(r"(\d+) requests in", out).group(1))
     bad = re.search(r"Non-2xx or 3xx responses:\s+(\d+)", out)
     errors = re.search(r"Socket errors: (.*)", out)
     return {
         "rps": rps,
+        "requests": requests,
         "p50": p50,
         "p99": p99,
         "non2xx": int(bad.group(1)) if bad else 0,
@@ -281,14 +288,32 @@ def make_pools(count: int, folder: str) -> None:
     shell(count, f"size, folder = {POOL_SIZE}, {folder!r}\n" + POOLS)
 
 
-def measure(wrk_bin: str, row: Row, target: Target = CURRENT) -> dict:
+def measure(
+    wrk_bin: str, row: Row, target: Target = CURRENT, watch: cpu.Watch | None = None
+) -> dict:
     """One recorded run of `row` on `target`: a few requests first (connections, caches),
-    then an unrecorded warm-up at the same load (workers, PostgreSQL's buffers)."""
+    then an unrecorded warm-up at the same load (workers, PostgreSQL's buffers). With a
+    `watch`, the CPU each side took over the recorded run (bench/cpu.py)."""
     if row.script is None:
         for _ in range(3):
             get(row.path, row.headers, target=target)
     wrk(wrk_bin, row, WARMUP_SECONDS, target)
-    return wrk(wrk_bin, row, SECONDS, target)
+    if watch is None:
+        return wrk(wrk_bin, row, SECONDS, target)
+    start = watch.snapshot()
+    result = wrk(wrk_bin, row, SECONDS, target)
+    return {**result, **cpu.figures(start, watch.snapshot(), result["requests"])}
+
+
+def profile_rows(wrk_bin: str, count: int, rows: list[Row], server: int, suffix: str = "") -> None:
+    """BENCH_PROFILE=1: each varied row once more, unrecorded, under py-spy (bench/profiles.py);
+    after the recorded runs, so sampling never touches a figure."""
+    if not PROFILE:
+        return
+    for row in rows:
+        if row.kind == "varied":
+            step(f"{count:,}: profiling {row.name}{suffix}")
+            profiles.record(server, lambda row=row: wrk(wrk_bin, row, SECONDS), count, row, suffix)
 
 
 def bench_size(wrk_bin: str, count: int, before: Target | None = None) -> dict:
@@ -303,6 +328,7 @@ def bench_size(wrk_bin: str, count: int, before: Target | None = None) -> dict:
     redis.Redis.from_url(REDIS_URL).flushdb()
     step(f"gunicorn, 2 workers, {CURRENT.base}")
     server = start_server(count)
+    watch = cpu.Watch(server.pid, cpu.Backends(database_url(count)))
     old_server, old_rows = None, {}
     try:
         top = get("/api/v1/startups?limit=1", pro_h)["data"][0]["slug"]
@@ -330,15 +356,18 @@ def bench_size(wrk_bin: str, count: int, before: Target | None = None) -> dict:
                 result = measure(wrk_bin, old_rows[row.key], before)
                 print(f"   before: {result['rps']:.0f} req/s, p99 {result['p99']:.2f} ms")
                 runs_before[row.key].append(result)
-            result = measure(wrk_bin, row)
+            result = measure(wrk_bin, row, watch=watch)
             print(
                 f"   {result['rps']:.0f} req/s, p50 {result['p50']:.2f} ms, "
-                f"p99 {result['p99']:.2f} ms, non-2xx {result['non2xx']}"
+                f"p99 {result['p99']:.2f} ms, non-2xx {result['non2xx']}, "
+                f"gunicorn {result['gunicorn_ms']:.2f} CPU ms/req"
             )
             runs[row.key].append(result)
-        under, writer = measure_under_writes(wrk_bin, count, rows)
+        profile_rows(wrk_bin, count, rows, server.pid)
+        under, writer = measure_under_writes(wrk_bin, count, rows, watch)
         rss = worker_rss_mb(server)
     finally:
+        watch.backends.close()
         for running in (server, old_server):
             if running is not None:
                 running.terminate()
@@ -355,21 +384,29 @@ def bench_size(wrk_bin: str, count: int, before: Target | None = None) -> dict:
     }
 
 
-def measure_under_writes(wrk_bin: str, count: int, rows: list[Row]) -> tuple[dict, dict]:
+def measure_under_writes(
+    wrk_bin: str, count: int, rows: list[Row], watch: cpu.Watch
+) -> tuple[dict, dict]:
     """Every varied row again, ROUNDS rounds, while bench/writes.py writes (issue 32)."""
     varied = [row for row in rows if row.kind == "varied"]
     if not underwrites.ENABLED or not varied:
         return {}, {}
     step(f"{count:,}: the writer (syncs at the production rate, one founder edit a second)")
     writer = underwrites.start(PY, ROOT, environment(count))
+    watch = dataclasses.replace(watch, writer=writer.pid)
     found: dict[str, list[dict]] = {row.key: [] for row in varied}
     try:
         for round_number in range(1, ROUNDS + 1):
             for row in varied:
                 step(f"{count:,}: under writes, round {round_number}/{ROUNDS}, {row.name}")
-                result = measure(wrk_bin, row)
-                print(f"   {result['rps']:.0f} req/s, p99 {result['p99']:.2f} ms")
+                result = measure(wrk_bin, row, watch=watch)
+                print(
+                    f"   {result['rps']:.0f} req/s, p99 {result['p99']:.2f} ms, gunicorn "
+                    f"{result['gunicorn_ms']:.2f} CPU ms/req, the writer "
+                    f"{result['writer_cpus'] + result['writer_pg_cpus']:.2f} CPUs"
+                )
                 found[row.key].append(result)
+        profile_rows(wrk_bin, count, varied, watch.gunicorn, "-writes")
     finally:
         done = underwrites.stop(writer)
     print(f"   the writer: {done}")

@@ -16,6 +16,8 @@ BENCH_BASELINE      a git revision: that revision's own server (its code, its gu
                     own under /tmp) runs beside this one, and every repeated row it has is
                     measured on both, before then after, row by row in the same rounds
                     ("before and after, in one sitting"), reported side by side
+BENCH_PROFILE       1: after the recorded runs, each varied row (and each under writes) once
+                    more under py-spy, summarised into bench/profiles/ (bench/profiles.py)
 BENCH_WRITES        0: leave out the "under writes" rows (bench/underwrites.py:
                     BENCH_WRITE_RATE, BENCH_EDIT_RATE)
 """
@@ -40,6 +42,7 @@ COUNTS = [
 ONLY = {row for row in os.environ.get("BENCH_ROWS", "").split(",") if row}
 RESEED = os.environ.get("BENCH_RESEED") == "1"
 BASELINE = os.environ.get("BENCH_BASELINE", "")
+PROFILE = os.environ.get("BENCH_PROFILE") == "1"
 CONNECTIONS = 8
 WARMUP_SECONDS = 1
 POOL_SIZE = 20_000  # slugs and cursors per pool: far more than a per-process copy keeps warm

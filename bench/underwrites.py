@@ -10,8 +10,11 @@ founder edits a second (default 1).
 import json
 import os
 import signal
+import statistics
 import subprocess
 from pathlib import Path
+
+import cpu
 
 ENABLED = os.environ.get("BENCH_WRITES", "1") != "0"
 RATE = os.environ.get("BENCH_WRITE_RATE")  # None: the production rate for the size
@@ -26,7 +29,8 @@ def start(python: str, root: Path, env: dict[str, str]) -> subprocess.Popen:
     writer = subprocess.Popen(
         [python, "manage.py", "shell", "-c", code],
         cwd=root,
-        env=env,
+        # Its backends are named, so bench/cpu.py can tell their CPU from the requests'.
+        env={**env, "PGAPPNAME": cpu.WRITER_APPLICATION},
         stdout=subprocess.PIPE,
         text=True,
     )
@@ -47,7 +51,8 @@ def stop(writer: subprocess.Popen) -> dict:
 
 
 def table(rows: list, results: dict, under: dict, writer: dict, count: int) -> list[str]:
-    """The section of results.md: each varied row without and with writes, side by side."""
+    """The section of results.md: each varied row without and with writes, side by side, with
+    what each request cost gunicorn and PostgreSQL and the CPU the writer took (bench/cpu.py)."""
     lines = [
         "",
         f"## Under writes ({count:,} startups, this sitting)",
@@ -57,17 +62,86 @@ def table(rows: list, results: dict, under: dict, writer: dict, count: int) -> l
         "through `revenue_sync`) and makes one founder edit a second (`startup_update`). "
         f"The writer: {json.dumps(writer)}.",
         "",
-        "| Row | no writes req/s | p99 ms | under writes req/s | p99 ms | ratio | >= 0.8x |",
-        "|---|---:|---:|---:|---:|---:|---|",
+        "CPU ms/req: gunicorn's (master and workers) and PostgreSQL's (the backends of the "
+        "size's database, less the writer's own) per request, without and with writes; their "
+        "ratio is what the writes add to each request (invalidation, refills), whatever CPU "
+        "the writer takes. Writer CPUs: the "
+        f"writer process and its backend, of the machine's {cpu.CPUS}. If only: the no-writes "
+        f"req/s x ({cpu.CPUS} - writer CPUs) / {cpu.CPUS}, the figure if the writer only took "
+        "its CPU away.",
+        "",
+        "| Row | no writes req/s | p99 ms | under writes req/s | p99 ms | ratio | >= 0.8x "
+        "| gunicorn CPU ms/req | under writes | ratio | PostgreSQL CPU ms/req | under writes "
+        "| writer CPUs | if only req/s | measured / if only |",
+        "|---|" + "---:|" * 5 + "---|" + "---:|" * 8,
     ]
+    found = []
     for row in rows:
         if row.key not in under:
             continue
         a, w = results[row.key], under[row.key]
         ratio = w["rps"] / a["rps"] if a["rps"] else float("nan")
         bad = f" ({w['non2xx']} non-2xx)" if w["non2xx"] else ""
-        lines.append(
+        cells = (
             f"| {row.name} | {a['rps']:.0f} | {a['p99']:.2f} | {w['rps']:.0f}{bad} | "
             f"{w['p99']:.2f} | {ratio:.2f} | {'yes' if ratio >= AT_LEAST else '**NO**'} |"
         )
-    return lines
+        costs = cpu_costs(a, w)
+        if costs:
+            found.append((ratio, costs))
+            cells += (
+                " {:.2f} | {:.2f} | {:.2f} | {:.2f} | {:.2f} | {:.2f} | {:.0f} | {:.2f} |".format(
+                    *costs.values()
+                )
+            )
+        else:
+            cells += " - |" * 8
+        lines.append(cells)
+    return lines + reading(found)
+
+
+def cpu_costs(a: dict, w: dict) -> dict:
+    """One row's CPU figures without (`a`) and with (`w`) writes; {} when not measured."""
+    if "gunicorn_ms" not in a or "writer_cpus" not in w:
+        return {}
+    writer = w["writer_cpus"] + w["writer_pg_cpus"]
+    if_only = a["rps"] * max(cpu.CPUS - writer, 0) / cpu.CPUS
+    return {
+        "gunicorn": a["gunicorn_ms"],
+        "gunicorn_writes": w["gunicorn_ms"],
+        "gunicorn_ratio": _ratio(w["gunicorn_ms"], a["gunicorn_ms"]),
+        "postgres": a["postgres_ms"],
+        "postgres_writes": w["postgres_ms"],
+        "writer": writer,
+        "if_only": if_only,
+        "measured_vs_if_only": _ratio(w["rps"], if_only),
+    }
+
+
+def reading(found: list[tuple[float, dict]]) -> list[str]:
+    """A paragraph from the figures: how much of the drop the writer's CPU explains."""
+    if not found:
+        return []
+
+    def spread(values: list[float], unit: str = "x") -> str:
+        return f"median {statistics.median(values):.2f}{unit} ({min(values):.2f}-{max(values):.2f})"
+
+    ratios = [r for r, _ in found]
+    writer = [c["writer"] for _, c in found]
+    expected = [max(cpu.CPUS - w, 0) / cpu.CPUS for w in writer]
+    return [
+        "",
+        f"Reading these rows: the writer and its backend kept {spread(writer, ' CPUs')} "
+        f"of the {cpu.CPUS} busy. Had they only taken that CPU away, each row would keep "
+        f"{spread(expected)} of its no-writes req/s; it kept {spread(ratios)}, "
+        f"{spread([c['measured_vs_if_only'] for _, c in found])} of that. Each request cost "
+        f"gunicorn {spread([c['gunicorn_ratio'] for _, c in found])} the CPU it cost without "
+        f"writes and PostgreSQL "
+        f"{spread([_ratio(c['postgres_writes'], c['postgres']) for _, c in found])}: above 1, "
+        "the writes make each request dearer (invalidation, refills of what they evicted), "
+        "beyond the CPU the writer takes.",
+    ]
+
+
+def _ratio(a: float, b: float) -> float:
+    return a / b if b else float("nan")
