@@ -192,20 +192,37 @@ def area(file: str) -> str:
     return f"project: {first}" if (ROOT / first).is_dir() else first
 
 
+def link(count: int, suffix: str, key: str) -> str:
+    """A Markdown link (from bench/results.md) to a row's profile of this sitting, or ""."""
+    if (count, key, suffix) not in WRITTEN:
+        return ""
+    return f"[profile]({path(count, key, suffix).relative_to(FOLDER.parent)})"
+
+
 def references() -> list[str]:
-    """The section of results.md that points at this sitting's profiles."""
+    """The section of results.md that points at this sitting's profiles, a line per size."""
     if not WRITTEN:
         return []
-    links = ", ".join(
-        f"[{count:,} {key}{' under writes' if suffix else ''}]"
-        f"({path(count, key, suffix).relative_to(FOLDER.parent)})"
-        for count, key, suffix in WRITTEN
-    )
-    return [
+    lines = [
         "",
         "## Profiles (BENCH_PROFILE=1, this sitting)",
         "",
         "Each varied row once more after its size's recorded runs (so sampling changed no "
         f"figure above), py-spy sampling both workers at {RATE}/s each: top {TOP} functions by "
-        f"own and by cumulative samples, and own samples by area. {links}.",
+        "own and by cumulative samples, and own samples by area; a missed target links its "
+        "row's profile.",
+        "",
     ]
+    for count in dict.fromkeys(c for c, _, _ in WRITTEN):
+        keys = dict.fromkeys(k for c, k, _ in WRITTEN if c == count)
+        cells = [
+            f"{key} [without]({path(count, key).relative_to(FOLDER.parent)})"
+            + (
+                f", [under writes]({path(count, key, '-writes').relative_to(FOLDER.parent)})"
+                if (count, key, "-writes") in WRITTEN
+                else ""
+            )
+            for key in keys
+        ]
+        lines.append(f"- {count:,}: " + "; ".join(cells) + ".")
+    return lines

@@ -312,7 +312,7 @@ def profile_rows(wrk_bin: str, count: int, rows: list[Row], server: int, suffix:
         return
     for row in rows:
         if row.kind == "varied":
-            step(f"{count:,}: profiling {row.name}{suffix}")
+            step(f"{count:,}: profiling {row.name}{' under writes' if suffix else ''}")
             profiles.record(server, lambda row=row: wrk(wrk_bin, row, SECONDS), count, row, suffix)
 
 
