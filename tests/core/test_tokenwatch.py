@@ -23,7 +23,7 @@ from core import readcache, tokenwatch
 from core.models import Generation
 from startups.models import Startup
 from tests.support.factories import make_ai_startup, make_api_key, make_subscription
-from tests.system.test_faults import ROOT, TcpProxy, _wait_for_other_sessions_to_end
+from tests.support.processes import ROOT, TcpProxy, wait_for_other_sessions_to_end
 
 pytestmark = [
     pytest.mark.skipif(connection.vendor != "postgresql", reason="LISTEN/NOTIFY: PostgreSQL"),
@@ -61,7 +61,7 @@ def watch(settings, monkeypatch):
     monkeypatch.setattr(readcache, "TOKEN_WATCH", fresh)
     yield fresh
     fresh.stop()
-    _wait_for_other_sessions_to_end()
+    wait_for_other_sessions_to_end()
 
 
 def _confirmed(watch: tokenwatch.TokenWatch) -> None:

@@ -12,11 +12,13 @@ from founders.services import startup_create, startup_update
 from startups.feed import changes_prune, feed_cursor
 from startups.imports import startups_import
 from startups.models import Change, Startup
-from tests.startups.test_changes import NOW, admin_client, admin_form, stripe_connected
+from tests.support.admin import admin_form, operator_client
 from tests.support.factories import bearer, make_account, make_api_key, make_subscription
+from tests.support.verification_fakes import stripe_connected
 from verification.services import revenue_sync
 
 pytestmark = pytest.mark.django_db
+NOW = datetime(2026, 11, 20, 9, 30, tzinfo=UTC)
 
 
 @pytest.fixture
@@ -82,7 +84,7 @@ def test_a_mirror_kept_by_the_feed_equals_the_dataset(client, pro, tmp_path, fak
     startup_create(owner=owner, profile={"name": "Brand New"}, mrr=900)
     startup_update(startup=Startup.objects.get(slug="co-1"), profile={"name": "Co One"}, mrr=77)
     revenue_sync(connection=stripe_connected(fake_providers, slug="co-2"), now=NOW)
-    admin_client(client)
+    operator_client(client)
     co3 = Startup.objects.get(slug="co-3")
     url = f"/admin/startups/startup/{co3.pk}/change/"
     assert (
@@ -108,7 +110,7 @@ def test_a_mirror_kept_by_the_feed_equals_the_dataset(client, pro, tmp_path, fak
 
 def test_a_tombstone_says_what_was_deleted_and_when(client, pro, tmp_path):
     import_startups(tmp_path, [{"name": "Gone", "slug": "gone"}])
-    admin_client(client)
+    operator_client(client)
     gone = Startup.objects.get(slug="gone")
     client.post(f"/admin/startups/startup/{gone.pk}/delete/", {"post": "yes"})
     client.logout()

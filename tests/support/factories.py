@@ -15,6 +15,8 @@ from startups.models import Founder, MonthlyRevenue, Social, Startup, Verificati
 
 _sequence = count(1)
 PASSWORD = "correct-horse-battery-staple"
+# A founder's profile as `startup_create`/`startup_update` take it.
+PROFILE = {"name": "Acme", "website": "https://acme.example", "category": "Analytics"}
 
 
 def make_account(

@@ -153,7 +153,7 @@ def test_two_gunicorn_instances_give_identical_answers_and_one_exact_free_allowa
     from django.db import connection
 
     from tests.support.factories import make_api_key, make_startups, make_subscription
-    from tests.system.test_faults import _wait_for_other_sessions_to_end, gunicorn_server, http_get
+    from tests.support.processes import gunicorn_server, http_get, wait_for_other_sessions_to_end
 
     make_startups(15)
     _, free = make_api_key()
@@ -177,7 +177,7 @@ def test_two_gunicorn_instances_give_identical_answers_and_one_exact_free_allowa
             assert served == 100
             assert statuses == [200] * 10 + [429, 429]
     finally:
-        _wait_for_other_sessions_to_end()
+        wait_for_other_sessions_to_end()
 
 
 @pytest.mark.skipif(
@@ -190,7 +190,7 @@ def test_a_write_shows_on_both_servers_at_once_though_each_keeps_copies():
 
     from apikeys.services import api_key_revoke
     from tests.support.factories import make_api_key, make_startup, make_subscription
-    from tests.system.test_faults import _wait_for_other_sessions_to_end, gunicorn_server, http_get
+    from tests.support.processes import gunicorn_server, http_get, wait_for_other_sessions_to_end
 
     startup = make_startup(name="Before", slug="shared", mrr=10)
     key, raw = make_api_key()
@@ -225,4 +225,4 @@ def test_a_write_shows_on_both_servers_at_once_though_each_keeps_copies():
                 status, body, _ = http_get(port, "/api/v1/startups/shared", headers)
                 assert (status, body["error"]["code"]) == (401, "invalid_api_key")
     finally:
-        _wait_for_other_sessions_to_end()
+        wait_for_other_sessions_to_end()

@@ -670,9 +670,9 @@ def _admin_delete(slug: str) -> None:
     """Deletion as an operator makes it: the admin's delete records the tombstone."""
     from django.test import Client as DjangoClient
 
-    from tests.startups.test_changes import admin_client
+    from tests.support.admin import operator_client
 
-    client = admin_client(DjangoClient())
+    client = operator_client(DjangoClient())
     pk = Startup.objects.get(slug=slug).pk
     assert client.post(f"/admin/startups/startup/{pk}/delete/", {"post": "yes"}).status_code == 302
 
@@ -680,9 +680,9 @@ def _admin_delete(slug: str) -> None:
 def _unpublish(slug: str) -> None:
     from django.test import Client as DjangoClient
 
-    from tests.startups.test_changes import admin_client, admin_form
+    from tests.support.admin import admin_form, operator_client
 
-    client = admin_client(DjangoClient())
+    client = operator_client(DjangoClient())
     startup = Startup.objects.get(slug=slug)
     form = admin_form(name=startup.name, slug=slug, is_published=None)
     url = f"/admin/startups/startup/{startup.pk}/change/"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.system.test_faults import gunicorn_server, http_get
+from tests.support.processes import gunicorn_server, http_get
 from tests.system.test_production import gunicorn_config
 
 ROOT = Path(__file__).resolve().parents[2]
