@@ -13,7 +13,12 @@ from startups.feed import changes_prune, feed_cursor
 from startups.imports import startups_import
 from startups.models import Change, Startup
 from tests.support.admin import admin_form, operator_client
-from tests.support.factories import bearer, make_account, make_api_key, make_subscription
+from tests.support.factories import (
+    bearer,
+    make_account,
+    make_api_key,
+    make_pro_key,
+)
 from tests.support.verification_fakes import stripe_connected
 from verification.services import revenue_sync
 
@@ -23,8 +28,7 @@ NOW = datetime(2026, 11, 20, 9, 30, tzinfo=UTC)
 
 @pytest.fixture
 def pro(db) -> dict[str, str]:
-    key, raw = make_api_key()
-    make_subscription(account=key.account)
+    key, raw = make_pro_key()
     return bearer(raw)
 
 
@@ -214,8 +218,7 @@ def test_startups_published_before_the_sequence_existed_are_in_the_feed(client):
     executor = MigrationExecutor(connection)
     executor.loader.build_graph()
     executor.migrate(executor.loader.graph.leaf_nodes())
-    key, raw = make_api_key()
-    make_subscription(account=key.account)
+    key, raw = make_pro_key()
     body = client.get("/api/v1/changes", headers=bearer(raw)).json()
     assert [(e["kind"], e["slug"]) for e in body["data"]] == [("created", "old")]
     assert body["data"][0]["startup"]["name"] == "Old"

@@ -42,6 +42,13 @@ def make_subscription(*, account: User, days: int = 30) -> Subscription:
     )
 
 
+def make_pro_key() -> tuple[ApiKey, str]:
+    """A key of a new account with a Pro period ending 30 days from now: (ApiKey, raw key)."""
+    key, raw = make_api_key()
+    make_subscription(account=key.account)
+    return key, raw
+
+
 def make_user(*, is_verified: bool = False, **fields) -> User:
     """An owner account that cannot sign in (see make_account for one that can)."""
     n = next(_sequence)

@@ -189,12 +189,11 @@ def test_a_write_shows_on_both_servers_at_once_though_each_keeps_copies():
     from django.db import connection
 
     from apikeys.services import api_key_revoke
-    from tests.support.factories import make_api_key, make_startup, make_subscription
+    from tests.support.factories import make_pro_key, make_startup
     from tests.support.processes import gunicorn_server, http_get, wait_for_other_sessions_to_end
 
     startup = make_startup(name="Before", slug="shared", mrr=10)
-    key, raw = make_api_key()
-    make_subscription(account=key.account)
+    key, raw = make_pro_key()
     headers = {"X-API-Key": raw}
     db = connection.settings_dict
     url = f"postgres://{db['USER']}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"

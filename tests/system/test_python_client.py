@@ -25,6 +25,7 @@ from startups.models import RevenueSnapshot, Startup
 from tests.support.factories import (
     make_account,
     make_api_key,
+    make_pro_key,
     make_startup,
     make_subscription,
     make_verification,
@@ -638,8 +639,7 @@ def test_a_copy_kept_by_the_clients_change_feed_stays_equal_to_the_dataset(
     through a creation, an edit, an unpublishing and a deletion, resuming from its cursor."""
     from founders.services import startup_create, startup_update
 
-    key, raw = make_api_key()
-    make_subscription(account=key.account)
+    key, raw = make_pro_key()
     owner = make_account()
     for n in range(4):  # as founders add them: each write is an entry of the change sequence
         startup_create(owner=owner, profile={"name": f"Co {n}"}, mrr=100 * (n + 1))

@@ -23,6 +23,7 @@ from tests.support.factories import (
     bearer,
     make_account,
     make_api_key,
+    make_pro_key,
     make_startup,
     make_subscription,
     make_verification,
@@ -270,8 +271,7 @@ def _list(api_client, raw) -> dict[str, dict]:
 
 
 def test_a_mirror_kept_by_webhooks_alone_equals_the_api(api_client, client):
-    key, raw = make_api_key()
-    make_subscription(account=key.account)
+    key, raw = make_pro_key()
     for n in range(4):
         make_startup(f"S{n}", owner=make_account(), slug=f"s{n}", mrr=100 * (n + 1))
     with Receiver() as receiver:
