@@ -2,7 +2,6 @@
 creations, edits, unpublishing and deletions; cursors are sealed, so forged ones are refused."""
 
 import base64
-import json
 from datetime import UTC, datetime, timedelta
 
 import orjson
@@ -10,11 +9,11 @@ import pytest
 
 from founders.services import startup_create, startup_update
 from startups.feed import changes_prune, feed_cursor
-from startups.imports import startups_import
 from startups.models import Change, Startup
 from tests.support.admin import admin_form, operator_client
 from tests.support.factories import (
     bearer,
+    import_startups,
     make_account,
     make_api_key,
     make_pro_key,
@@ -30,12 +29,6 @@ NOW = datetime(2026, 11, 20, 9, 30, tzinfo=UTC)
 def pro(db) -> dict[str, str]:
     key, raw = make_pro_key()
     return bearer(raw)
-
-
-def import_startups(tmp_path, records: list[dict]) -> None:
-    path = tmp_path / "startups.json"
-    path.write_text(json.dumps(records))
-    startups_import(path=path)
 
 
 def read_feed(client, headers, mirror: dict, cursor: str | None, limit: int = 3) -> str:

@@ -1,5 +1,6 @@
 """Plain factory functions for test data (no fixed primary keys, no shared state)."""
 
+import json
 from datetime import UTC, date, datetime, timedelta
 from itertools import count
 from types import EllipsisType
@@ -11,6 +12,7 @@ from accounts.models import User
 from accounts.services import account_create
 from apikeys.models import ApiKey, Subscription
 from apikeys.services import api_key_create
+from startups.imports import startups_import
 from startups.models import Founder, MonthlyRevenue, Social, Startup, Verification
 
 _sequence = count(1)
@@ -140,3 +142,10 @@ def self_reported_revenue(mrr: int) -> dict:
         "lastSyncedAt": None,
         "growth30d": None,
     }
+
+
+def import_startups(tmp_path, records: list[dict]) -> None:
+    """Import `records` as an operator's JSON file would (startups.imports)."""
+    path = tmp_path / "startups.json"
+    path.write_text(json.dumps(records))
+    startups_import(path=path)

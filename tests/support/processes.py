@@ -171,6 +171,18 @@ def http_get(
     return http_call(port, path, headers)[:3]
 
 
+def gunicorn_config(env: dict[str, str] | None = None) -> dict[str, str]:
+    """gunicorn's settings as `make run` would start it (gunicorn.conf.py), by name."""
+    gunicorn = str(Path(sys.executable).parent / "gunicorn")
+    out = run_to_the_end(
+        [gunicorn, "--print-config", "openstartup.wsgi"], cwd=ROOT, env=env, timeout=60
+    )
+    return {
+        name.strip(): value.strip()
+        for name, _, value in (line.partition("=") for line in out.splitlines())
+    }
+
+
 @contextmanager
 def gunicorn_server(env: dict[str, str], *, workers: int = 1, access_log: Path | None = None):
     """A real gunicorn on a free loopback port: the real request life cycle. With

@@ -4,7 +4,6 @@ Outages are in tests/system/test_faults.py.
 """
 
 import os
-import sys
 import warnings
 from pathlib import Path
 
@@ -17,7 +16,7 @@ from apikeys.models import ApiKey
 from core.routers import ReplicaRouter
 from quota.models import MonthlyUsage
 from startups.models import Startup
-from tests.support.processes import run_to_the_end
+from tests.support.processes import gunicorn_config
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -103,18 +102,6 @@ def test_the_replica_is_never_migrated(with_replica):
 
 
 # gunicorn
-
-
-def gunicorn_config(env: dict[str, str] | None = None) -> dict[str, str]:
-    """gunicorn's settings as `make run` would start it (gunicorn.conf.py), by name."""
-    gunicorn = str(Path(sys.executable).parent / "gunicorn")
-    out = run_to_the_end(
-        [gunicorn, "--print-config", "openstartup.wsgi"], cwd=ROOT, env=env, timeout=60
-    )
-    return {
-        name.strip(): value.strip()
-        for name, _, value in (line.partition("=") for line in out.splitlines())
-    }
 
 
 def test_gunicorn_config_reads_workers_threads_and_trusted_proxies_from_the_environment():
