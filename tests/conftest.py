@@ -5,6 +5,7 @@ from django.core.handlers.base import BaseHandler
 from rest_framework.test import APIClient
 
 from apikeys.ratelimit import fair_use_reset
+from core.readcache import clear_local
 from tests.support.caches import clear_caches
 from tests.support.contract import violations_of
 from tests.support.factories import make_api_key
@@ -59,6 +60,22 @@ def _clear_cache():
     fair_use_reset()
     yield
     clear_caches()
+
+
+@pytest.fixture
+def read_cache_on(settings):
+    """Copies kept five minutes (the tests of the read cache ask for it)."""
+    settings.READ_CACHE_SECONDS = 300
+
+
+@pytest.fixture
+def rank_index_on(read_cache_on, settings):
+    """The read cache on, the rank index built inline for a minute, and this process's copies
+    empty before and after (the tests of kept rows and the rank index ask for it)."""
+    settings.RANK_INDEX_INLINE_SECONDS = 60
+    clear_local()
+    yield
+    clear_local()
 
 
 @pytest.fixture

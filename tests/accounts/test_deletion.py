@@ -14,8 +14,15 @@ from accounts.models import User
 from apikeys.services import account_plan
 from billing.models import StripeSubscription
 from startups.models import Startup, Verification
-from tests.billing.test_stripe import SECRET, WEBHOOK, subscription
-from tests.support.billing_fakes import FakeStripe, event, signature
+from tests.support.billing_fakes import (
+    SECRET,
+    WEBHOOK,
+    FakeStripe,
+    event,
+    operator_stripe,
+    signature,
+    subscription,
+)
 from tests.support.factories import (
     PASSWORD,
     bearer,
@@ -35,11 +42,7 @@ def fakes(fake_providers: FakeProviders, settings):
     billing, both local fakes."""
     settings.PROVIDER_API_BASES = {"stripe": fake_providers.base_url}
     fake_providers.account(KEY, stripe_account(charged=int(time.time()) - 2 * 86400))
-    settings.STRIPE_SECRET_KEY = "sk_test_operator"
-    settings.STRIPE_PRO_PRICE_ID = "price_pro"
-    settings.STRIPE_WEBHOOK_SECRET = SECRET
-    with FakeStripe() as billing:
-        settings.STRIPE_API_BASE = billing.base_url
+    with operator_stripe(settings) as billing:
         yield fake_providers, billing
 
 

@@ -9,8 +9,11 @@ import httpx
 import pytest
 
 from tests.support.factories import PASSWORD, make_account
-from tests.support.processes import process_env, skip_unless_the_database_can_be_shared
-from tests.system.test_faults import gunicorn_server
+from tests.support.processes import (
+    gunicorn_server,
+    process_env,
+    skip_unless_the_database_can_be_shared,
+)
 
 LOCKED = "Too many failed sign-in attempts"
 

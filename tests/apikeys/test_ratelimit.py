@@ -168,7 +168,7 @@ def test_the_access_log_redaction_keeps_everything_but_the_key():
 
 @pytest.mark.django_db(transaction=True)
 def test_gunicorn_answers_400_and_never_logs_a_key_sent_in_the_url(tmp_path):
-    from tests.system.test_faults import gunicorn_server
+    from tests.support.processes import gunicorn_server
 
     log = tmp_path / "access.log"
     secret = "osk_" + "S3cr3tKeyValue" * 3

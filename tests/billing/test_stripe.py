@@ -8,20 +8,20 @@ from django.test import Client
 
 from apikeys.services import account_plan
 from billing.models import BillingCustomer, StripeEvent
-from tests.support.billing_fakes import FakeStripe, event, signature
+from tests.support.billing_fakes import (
+    SECRET,
+    WEBHOOK,
+    event,
+    operator_stripe,
+    signature,
+    subscription,
+)
 from tests.support.factories import bearer, make_account, make_api_key, make_startups
-
-SECRET = "whsec_test_secret"  # noqa: S105 - the tests' own webhook secret
-WEBHOOK = "/billing/stripe/webhook"
 
 
 @pytest.fixture
 def stripe_settings(settings):
-    settings.STRIPE_SECRET_KEY = "sk_test_operator"
-    settings.STRIPE_PRO_PRICE_ID = "price_pro"
-    settings.STRIPE_WEBHOOK_SECRET = SECRET
-    with FakeStripe() as fake:
-        settings.STRIPE_API_BASE = fake.base_url
+    with operator_stripe(settings) as fake:
         yield fake
 
 
@@ -49,31 +49,6 @@ def deliver(payload: str, *, at: int | None = None, secret: str = SECRET):
         content_type="application/json",
         HTTP_STRIPE_SIGNATURE=signature(payload, secret=secret, at=at),
     )
-
-
-def subscription(
-    account, status: str, *, ends_in: int = 30 * 86400, price: str = "price_pro"
-) -> dict:
-    """A Stripe subscription object (API 2025+: the period end is on its items)."""
-    return {
-        "id": "sub_pro_1",
-        "object": "subscription",
-        "customer": "cus_1",
-        "status": status,
-        "metadata": {"account_id": str(account.pk)},
-        "items": {
-            "object": "list",
-            "data": [
-                {
-                    "id": "si_1",
-                    "object": "subscription_item",
-                    "price": {"id": price, "object": "price", "product": "prod_1"},
-                    "quantity": 1,
-                    "current_period_end": int(time.time()) + ends_in,
-                }
-            ],
-        },
-    }
 
 
 def subscription_event(account, event_id: str, kind: str, status: str, *, created: int) -> str:

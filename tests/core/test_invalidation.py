@@ -15,32 +15,25 @@ from core import invalidation, readcache, rowcopies
 from startups.changes import change_of, startups_change_record
 from startups.models import RevenueSnapshot, Startup, Verification
 from tests.support.factories import (
-    make_api_key,
     make_founder,
+    make_pro_key,
     make_social,
     make_startup,
-    make_subscription,
     make_verification,
 )
 from verification.models import ProviderConnection
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("read_cache_on")]
 KINDS = readcache.KINDS
 
 COPIES = {kind: readcache.LocalCache(kind, max_entries=10) for kind in readcache.KINDS}
 REGISTERED = [(kind, model) for kind in readcache.KINDS for model in invalidation.registered(kind)]
 
 
-@pytest.fixture(autouse=True)
-def read_cache_on(settings):
-    settings.READ_CACHE_SECONDS = 300
-
-
 @pytest.fixture
 def world(db):
     """One row of every registered model."""
-    key, _ = make_api_key()
-    make_subscription(account=key.account)
+    key, _ = make_pro_key()
     startup = make_startup("Acme", slug="acme", mrr=100, owner=key.account)
     make_founder(startup)
     make_social(startup)
@@ -135,8 +128,7 @@ def test_a_bulk_write_through_a_related_manager_is_caught(
 def test_a_write_path_that_forgets_its_bump_is_caught_at_commit(
     client, world, caplog, django_capture_on_commit_callbacks
 ):
-    key, raw = make_api_key()
-    make_subscription(account=key.account)
+    key, raw = make_pro_key()
     headers = {"HTTP_X_API_KEY": raw}
     assert client.get("/api/v1/startups/acme", **headers).json()["data"]["name"] == "Acme"
     with caplog.at_level(logging.ERROR, logger="core.invalidation"):

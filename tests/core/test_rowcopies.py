@@ -15,26 +15,20 @@ from restapi import profiles
 from startups import pagecache
 from startups.changes import startup_change_record
 from startups.models import Change, Startup
-from tests.support.factories import make_account, make_api_key, make_startup, make_subscription
+from tests.support.factories import (
+    make_account,
+    make_pro_key,
+    make_startup,
+)
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("rank_index_on")]
 
 SORTS = ["mrr-desc", "mrr-asc", "name-asc", "name-desc", "newest", "oldest"]
 
 
-@pytest.fixture(autouse=True)
-def read_cache_on(settings):
-    settings.READ_CACHE_SECONDS = 300
-    settings.RANK_INDEX_INLINE_SECONDS = 60
-    readcache.clear_local()
-    yield
-    readcache.clear_local()
-
-
 @pytest.fixture
 def pro(db) -> dict:
-    key, raw = make_api_key()
-    make_subscription(account=key.account)
+    key, raw = make_pro_key()
     return {"HTTP_X_API_KEY": raw}
 
 

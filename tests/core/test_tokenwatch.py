@@ -22,8 +22,8 @@ from apikeys.models import ApiKey
 from core import readcache, tokenwatch
 from core.models import Generation
 from startups.models import Startup
-from tests.support.factories import make_ai_startup, make_api_key, make_subscription
-from tests.system.test_faults import ROOT, TcpProxy, _wait_for_other_sessions_to_end
+from tests.support.factories import make_ai_startup, make_pro_key
+from tests.support.processes import ROOT, TcpProxy, wait_for_other_sessions_to_end
 
 pytestmark = [
     pytest.mark.skipif(connection.vendor != "postgresql", reason="LISTEN/NOTIFY: PostgreSQL"),
@@ -61,7 +61,7 @@ def watch(settings, monkeypatch):
     monkeypatch.setattr(readcache, "TOKEN_WATCH", fresh)
     yield fresh
     fresh.stop()
-    _wait_for_other_sessions_to_end()
+    wait_for_other_sessions_to_end()
 
 
 def _confirmed(watch: tokenwatch.TokenWatch) -> None:
@@ -184,8 +184,7 @@ def test_a_keyed_request_never_takes_the_auth_token_from_the_watch(client, watch
     monkeypatch.setattr(tokenwatch, "HEARTBEAT_SECONDS", 60.0)
     monkeypatch.setattr(tokenwatch, "MAX_LAG_SECONDS", 120.0)
     make_ai_startup(name="Watched", slug="watched")
-    key, raw = make_api_key()
-    make_subscription(account=key.account)
+    key, raw = make_pro_key()
     headers = {"HTTP_X_API_KEY": raw}
     _confirmed(watch)
     assert client.get("/api/v1/startups/watched", **headers).status_code == 200

@@ -2,7 +2,6 @@
 creations, edits, unpublishing and deletions; cursors are sealed, so forged ones are refused."""
 
 import base64
-import json
 from datetime import UTC, datetime, timedelta
 
 import orjson
@@ -10,26 +9,26 @@ import pytest
 
 from founders.services import startup_create, startup_update
 from startups.feed import changes_prune, feed_cursor
-from startups.imports import startups_import
 from startups.models import Change, Startup
-from tests.startups.test_changes import NOW, admin_client, admin_form, stripe_connected
-from tests.support.factories import bearer, make_account, make_api_key, make_subscription
+from tests.support.admin import admin_form, operator_client
+from tests.support.factories import (
+    bearer,
+    import_startups,
+    make_account,
+    make_api_key,
+    make_pro_key,
+)
+from tests.support.verification_fakes import stripe_connected
 from verification.services import revenue_sync
 
 pytestmark = pytest.mark.django_db
+NOW = datetime(2026, 11, 20, 9, 30, tzinfo=UTC)
 
 
 @pytest.fixture
 def pro(db) -> dict[str, str]:
-    key, raw = make_api_key()
-    make_subscription(account=key.account)
+    key, raw = make_pro_key()
     return bearer(raw)
-
-
-def import_startups(tmp_path, records: list[dict]) -> None:
-    path = tmp_path / "startups.json"
-    path.write_text(json.dumps(records))
-    startups_import(path=path)
 
 
 def read_feed(client, headers, mirror: dict, cursor: str | None, limit: int = 3) -> str:
@@ -82,7 +81,7 @@ def test_a_mirror_kept_by_the_feed_equals_the_dataset(client, pro, tmp_path, fak
     startup_create(owner=owner, profile={"name": "Brand New"}, mrr=900)
     startup_update(startup=Startup.objects.get(slug="co-1"), profile={"name": "Co One"}, mrr=77)
     revenue_sync(connection=stripe_connected(fake_providers, slug="co-2"), now=NOW)
-    admin_client(client)
+    operator_client(client)
     co3 = Startup.objects.get(slug="co-3")
     url = f"/admin/startups/startup/{co3.pk}/change/"
     assert (
@@ -108,7 +107,7 @@ def test_a_mirror_kept_by_the_feed_equals_the_dataset(client, pro, tmp_path, fak
 
 def test_a_tombstone_says_what_was_deleted_and_when(client, pro, tmp_path):
     import_startups(tmp_path, [{"name": "Gone", "slug": "gone"}])
-    admin_client(client)
+    operator_client(client)
     gone = Startup.objects.get(slug="gone")
     client.post(f"/admin/startups/startup/{gone.pk}/delete/", {"post": "yes"})
     client.logout()
@@ -212,8 +211,7 @@ def test_startups_published_before_the_sequence_existed_are_in_the_feed(client):
     executor = MigrationExecutor(connection)
     executor.loader.build_graph()
     executor.migrate(executor.loader.graph.leaf_nodes())
-    key, raw = make_api_key()
-    make_subscription(account=key.account)
+    key, raw = make_pro_key()
     body = client.get("/api/v1/changes", headers=bearer(raw)).json()
     assert [(e["kind"], e["slug"]) for e in body["data"]] == [("created", "old")]
     assert body["data"][0]["startup"]["name"] == "Old"

@@ -12,9 +12,8 @@ from startups.changes import CREATED, startup_change_record
 from startups.models import Startup
 from tests.support.factories import (
     bearer,
-    make_api_key,
+    make_pro_key,
     make_startup,
-    make_subscription,
     make_verification,
 )
 
@@ -34,8 +33,7 @@ def three(db):
 
 @pytest.fixture
 def pro(db) -> dict[str, str]:
-    key, raw = make_api_key()
-    make_subscription(account=key.account)
+    key, raw = make_pro_key()
     return bearer(raw)
 
 

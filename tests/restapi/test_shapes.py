@@ -21,10 +21,10 @@ from restapi.shapes import (
     StartupPageMeta,
 )
 from startups.history import revenue_snapshot_record
-from tests.restapi.test_change_feed import import_startups
 from tests.support.contract import openapi_document
 from tests.support.factories import (
     bearer,
+    import_startups,
     make_account,
     make_api_key,
     make_startup,

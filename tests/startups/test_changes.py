@@ -26,16 +26,15 @@ from founders.services import (
 from startups.changes import WRITE_PATHS, change_of, startups_change_record
 from startups.history import revenue_snapshot_record
 from startups.models import Change, RevenueSnapshot, Startup
-from tests.support.factories import make_account, make_startup, make_verification
-from tests.support.verification_fakes import stripe_account
-from verification.connections import provider_connection_connect, provider_connection_disconnect
-from verification.models import ProviderConnection
+from tests.support.admin import admin_form, operator_client
+from tests.support.factories import PROFILE, make_account, make_startup, make_verification
+from tests.support.verification_fakes import stripe_connected
+from verification.connections import provider_connection_disconnect
 from verification.services import revenue_sync
 
 pytestmark = pytest.mark.django_db
 ROOT = Path(__file__).resolve().parents[2]
 NOW = datetime(2026, 11, 20, 9, 30, tzinfo=UTC)
-PROFILE = {"name": "Acme", "website": "https://acme.example", "category": "Analytics"}
 
 
 def token() -> str | None:
@@ -49,37 +48,6 @@ def changes_after(last: int) -> list[tuple[str, str, list]]:
 
 def last_id() -> int:
     return Change.objects.order_by("-id").values_list("id", flat=True).first() or 0
-
-
-def stripe_connected(fake, slug: str = "acme", key: str = "rk_live_feed1") -> ProviderConnection:
-    startup = Startup.objects.filter(slug=slug).first() or make_startup("Acme", slug=slug)
-    fake.account(key, stripe_account(charged=int(datetime(2026, 11, 1, tzinfo=UTC).timestamp())))
-    return provider_connection_connect(
-        startup=startup, provider="stripe", raw_key=key, api_base=fake.base_url
-    )
-
-
-def admin_client(client):
-    account = make_account()
-    type(account).objects.filter(pk=account.pk).update(is_staff=True, is_superuser=True)
-    client.force_login(account)
-    return client
-
-
-def admin_form(**fields) -> dict:
-    data = {
-        "name": "Acme",
-        "slug": "acme",
-        "currency": "USD",
-        "categories": "[]",
-        "technologies": "[]",
-        "is_published": "on",
-        "_save": "Save",
-    }
-    for prefix in ("founders", "socials"):
-        data |= {f"{prefix}-TOTAL_FORMS": "0", f"{prefix}-INITIAL_FORMS": "0"}
-    data.update(fields)
-    return {k: v for k, v in data.items() if v is not None}
 
 
 # --- every registered write path, driven for real --------------------------------------------
@@ -180,16 +148,15 @@ def drive_revenue_snapshot_record(**_):
 
 
 def drive_admin_save(client, **_):
-    assert (
-        admin_client(client).post("/admin/startups/startup/add/", admin_form()).status_code == 302
-    )
+    operator = operator_client(client)
+    assert operator.post("/admin/startups/startup/add/", admin_form()).status_code == 302
     return [("created", "acme", [])]
 
 
 def drive_admin_edit(client, **_):
     startup = make_startup("Acme", slug="acme")
     url = f"/admin/startups/startup/{startup.pk}/change/"
-    admin_client(client)
+    operator_client(client)
     assert client.post(url, admin_form(name="Acme Two")).status_code == 302
     assert client.post(url, admin_form(name="Acme Two", is_published=None)).status_code == 302
     assert client.post(url, admin_form(name="Acme Two")).status_code == 302
@@ -205,7 +172,7 @@ def drive_admin_edit(client, **_):
 
 def drive_admin_delete(client, **_):
     startup = make_startup("Acme", slug="acme")
-    admin_client(client)
+    operator_client(client)
     response = client.post(f"/admin/startups/startup/{startup.pk}/delete/", {"post": "yes"})
     assert response.status_code == 302
     return [("deleted", "acme", [])]
@@ -213,7 +180,7 @@ def drive_admin_delete(client, **_):
 
 def drive_admin_delete_queryset(client, **_):
     ids = [make_startup(slug=slug).pk for slug in ("a-1", "a-2")]
-    admin_client(client)
+    operator_client(client)
     data = {"action": "delete_selected", "_selected_action": ids, "post": "yes"}
     assert client.post("/admin/startups/startup/", data).status_code == 302
     return [("deleted", "a-1", []), ("deleted", "a-2", [])]
@@ -367,7 +334,7 @@ def test_the_admin_bulk_delete_records_tombstones_outside_a_test_transaction(cli
     """The changelist's delete action runs in no transaction of its own (unlike the forms):
     the tombstones must still be written with the deletion, not refused."""
     ids = [make_startup(slug=slug).pk for slug in ("b-1", "b-2")]
-    admin_client(client)
+    operator_client(client)
     data = {"action": "delete_selected", "_selected_action": ids, "post": "yes"}
     assert client.post("/admin/startups/startup/", data).status_code == 302
     assert not Startup.objects.filter(pk__in=ids).exists()

@@ -19,7 +19,7 @@ from startups import pagecache, rankindex, rankmoves, selectors
 from startups.changes import startup_change_record
 from startups.models import Startup
 from startups.selectors import SORT_ORDERS, StartupFilters, after_of
-from tests.support.factories import make_api_key, make_startup, make_subscription
+from tests.support.factories import make_pro_key, make_startup
 
 CATEGORIES = ["Developer Tools", "Design Tools", "Marketing", "E-commerce", "100% Organic", None]
 # Few distinct MRR values: many ties, broken by name (case-insensitively) then slug.
@@ -28,13 +28,7 @@ NAMES = ["alpha", "Alpha", "beta", "Gamma", "gamma", "delta", "Émile", "zeta", 
 TERMS = ["tools", "TOOLS", "design", "market", "e-", "%", "_", "100%", "zzz", "o", ""]
 
 
-@pytest.fixture(autouse=True)
-def read_cache_on(settings):
-    settings.READ_CACHE_SECONDS = 300
-    settings.RANK_INDEX_INLINE_SECONDS = 60
-    readcache.clear_local()
-    yield
-    readcache.clear_local()
+pytestmark = pytest.mark.usefixtures("rank_index_on")
 
 
 def dataset(rng: random.Random, count: int = 120) -> None:
@@ -112,8 +106,7 @@ def list_page(client, key: str, query: str = "") -> dict:
 
 @pytest.fixture
 def pro_key(db) -> str:
-    key, raw = make_api_key()
-    make_subscription(account=key.account)
+    key, raw = make_pro_key()
     return raw
 
 

@@ -6,10 +6,15 @@ import hashlib
 import hmac
 import json
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler
 from urllib.parse import parse_qs, urlsplit
 
 from tests.support.fake_server import FakeServer, answer
+
+SECRET = "whsec_test_secret"  # noqa: S105 - the tests' own webhook secret
+WEBHOOK = "/billing/stripe/webhook"
 
 
 class FakeStripe(FakeServer):
@@ -104,3 +109,40 @@ def event(event_id: str, kind: str, obj: dict, *, created: int) -> str:
             "data": {"object": obj},
         }
     )
+
+
+@contextmanager
+def operator_stripe(settings) -> Iterator[FakeStripe]:
+    """The operator's Stripe billing (Pro at `price_pro`, webhooks signed with SECRET) served
+    by a local FakeStripe."""
+    settings.STRIPE_SECRET_KEY = "sk_test_operator"
+    settings.STRIPE_PRO_PRICE_ID = "price_pro"
+    settings.STRIPE_WEBHOOK_SECRET = SECRET
+    with FakeStripe() as fake:
+        settings.STRIPE_API_BASE = fake.base_url
+        yield fake
+
+
+def subscription(
+    account, status: str, *, ends_in: int = 30 * 86400, price: str = "price_pro"
+) -> dict:
+    """A Stripe subscription object (API 2025+: the period end is on its items)."""
+    return {
+        "id": "sub_pro_1",
+        "object": "subscription",
+        "customer": "cus_1",
+        "status": status,
+        "metadata": {"account_id": str(account.pk)},
+        "items": {
+            "object": "list",
+            "data": [
+                {
+                    "id": "si_1",
+                    "object": "subscription_item",
+                    "price": {"id": price, "object": "price", "product": "prod_1"},
+                    "quantity": 1,
+                    "current_period_end": int(time.time()) + ends_in,
+                }
+            ],
+        },
+    }

@@ -1,5 +1,6 @@
 """Plain factory functions for test data (no fixed primary keys, no shared state)."""
 
+import json
 from datetime import UTC, date, datetime, timedelta
 from itertools import count
 from types import EllipsisType
@@ -11,10 +12,13 @@ from accounts.models import User
 from accounts.services import account_create
 from apikeys.models import ApiKey, Subscription
 from apikeys.services import api_key_create
+from startups.imports import startups_import
 from startups.models import Founder, MonthlyRevenue, Social, Startup, Verification
 
 _sequence = count(1)
 PASSWORD = "correct-horse-battery-staple"
+# A founder's profile as `startup_create`/`startup_update` take it.
+PROFILE = {"name": "Acme", "website": "https://acme.example", "category": "Analytics"}
 
 
 def make_account(
@@ -38,6 +42,13 @@ def make_subscription(*, account: User, days: int = 30) -> Subscription:
     return Subscription.objects.create(
         account=account, current_period_end=timezone.now() + timedelta(days=days)
     )
+
+
+def make_pro_key() -> tuple[ApiKey, str]:
+    """A key of a new account with a Pro period ending 30 days from now: (ApiKey, raw key)."""
+    key, raw = make_api_key()
+    make_subscription(account=key.account)
+    return key, raw
 
 
 def make_user(*, is_verified: bool = False, **fields) -> User:
@@ -131,3 +142,10 @@ def self_reported_revenue(mrr: int) -> dict:
         "lastSyncedAt": None,
         "growth30d": None,
     }
+
+
+def import_startups(tmp_path, records: list[dict]) -> None:
+    """Import `records` as an operator's JSON file would (startups.imports)."""
+    path = tmp_path / "startups.json"
+    path.write_text(json.dumps(records))
+    startups_import(path=path)

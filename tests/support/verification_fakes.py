@@ -14,7 +14,11 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from startups.models import Startup
+from tests.support.factories import make_startup
 from tests.support.fake_server import FakeServer, Stream, answer
+from verification.connections import provider_connection_connect
+from verification.models import ProviderConnection
 
 # The moment the golden cases are computed at (their hand-worked months end here).
 NOW = datetime(2026, 11, 15, 12, 0, tzinfo=UTC)
@@ -745,3 +749,12 @@ def paddle_mrr_metrics(*, currency: str, amounts: list[str]) -> Route:
         )
 
     return answer
+
+
+def stripe_connected(fake, slug: str = "acme", key: str = "rk_live_feed1") -> ProviderConnection:
+    """Startup `slug` (made if missing) connected to the fake Stripe with one charged account."""
+    startup = Startup.objects.filter(slug=slug).first() or make_startup("Acme", slug=slug)
+    fake.account(key, stripe_account(charged=int(datetime(2026, 11, 1, tzinfo=UTC).timestamp())))
+    return provider_connection_connect(
+        startup=startup, provider="stripe", raw_key=key, api_base=fake.base_url
+    )

@@ -1,16 +1,21 @@
 """What the webhook tests share: registering an endpoint through the API, running the delivery
 loop until nothing is due, reading what a receiver got with the `standardwebhooks` library, and
-a watched startup whose founder's edits are the events."""
+a watched startup whose founder's edits are the events, and the writes that make every kind of
+event."""
 
 from dataclasses import dataclass
 
+from django.utils import timezone
 from standardwebhooks.webhooks import Webhook
 
 from apikeys.models import ApiKey
-from founders.services import startup_update
+from founders.services import startup_create, startup_update
 from startups.models import Startup
-from tests.support.factories import bearer
+from tests.support.admin import admin_form, operator_client
+from tests.support.factories import PROFILE, bearer, make_account
+from tests.support.verification_fakes import stripe_connected
 from tests.support.webhook_receiver import Receiver
+from verification.services import revenue_sync
 from webhooks.delivery import webhooks_run_once
 
 ENDPOINTS = "/api/v1/webhooks/endpoints"
@@ -38,6 +43,29 @@ def verified_events(receiver: Receiver, secret: str) -> list[dict]:
         events.append(hook.verify(body, headers))
         assert headers["webhook-id"].startswith("msg_")
     return events
+
+
+def every_kind_of_write(client, fake_providers, *, created_mrr: int | None, renamed: str) -> None:
+    """A founder creates "Acme" (MRR `created_mrr`) and renames it `renamed` (MRR 100), the fake
+    Stripe verifies it, an operator (`client`, signed in) unpublishes it, the founder creates
+    "Other" and the operator deletes it: the delivery loop is drained after each step."""
+    operator_client(client)
+    founder = make_account()
+    startup = startup_create(owner=founder, profile=PROFILE, mrr=created_mrr)
+    drain()
+    startup_update(startup=startup, profile={**PROFILE, "name": renamed}, mrr=100)
+    drain()
+    connection = stripe_connected(fake_providers, slug=startup.slug)
+    revenue_sync(connection=connection, now=timezone.now())
+    drain()
+    url = f"/admin/startups/startup/{startup.pk}/change/"
+    unpublish = admin_form(name="Acme 2", slug=startup.slug, is_published=None)
+    assert client.post(url, unpublish).status_code == 302
+    other = startup_create(owner=founder, profile={**PROFILE, "name": "Other"}, mrr=5)
+    drain()
+    delete = client.post(f"/admin/startups/startup/{other.pk}/delete/", {"post": "yes"})
+    assert delete.status_code == 302
+    drain()
 
 
 @dataclass(frozen=True)

@@ -7,61 +7,12 @@ downloads a browser. Set BROWSER_SCREENSHOT_DIR to keep a screenshot of the dash
 
 import os
 import re
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
-import pytest
-from django.db import connections
 
 from tests.support.contract import DOCUMENTED_PATHS
 from tests.support.factories import PASSWORD, make_startups
-
-CHROMIUM = Path(os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium"))
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-
-
-@contextmanager
-def chromium(monkeypatch) -> Iterator:
-    """Headless Chromium driven by Playwright's sync API, or a loud failure: a browser test
-    that skips did not run."""
-    if not CHROMIUM.exists():
-        pytest.fail(f"{CHROMIUM} is missing: run .ci/install-browser (make test runs it)")
-    from playwright import sync_api
-
-    # Playwright's sync API keeps an event loop in this thread; the ORM calls the test makes
-    # meanwhile are plain synchronous ones.
-    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        try:
-            yield browser
-        finally:
-            browser.close()
-            # While that loop runs, asgiref's Local (behind django.db.connections) acts as a
-            # context variable, so the test's ORM calls opened a connection of their own; the
-            # test-database teardown runs outside it and would find that session still open.
-            connections.close_all()
-
-
-@pytest.fixture
-def page(live_server, monkeypatch):
-    with chromium(monkeypatch) as browser:
-        context = browser.new_context(viewport={"width": 1200, "height": 900})
-        page = context.new_page()
-        page.set_default_timeout(15_000)
-        yield page
-        context.close()
 
 
 def api_get(base: str, raw: str) -> httpx.Response:

@@ -8,7 +8,6 @@ from datetime import UTC, datetime, timedelta
 from core.formats import month_start
 from tests.support.factories import PASSWORD, make_account, make_startup
 from tests.support.verification_fakes import apple_reports, apple_tokens
-from tests.system.test_browser import CHROMIUM, page  # noqa: F401 - the Chromium page fixture
 from tests.verification.test_app_store_connect import (
     ISSUER,
     KEY_ID,
@@ -22,7 +21,7 @@ from tests.verification.test_app_store_connect import (
 
 def test_a_multi_line_credential_pasted_in_chromium_connects_app_store_connect(
     live_server,
-    page,  # noqa: F811 - the fixture imported above
+    page,
     fake_providers,
     settings,
 ):

@@ -24,7 +24,6 @@ from tests.support.factories import (
     make_startups,
     self_reported_revenue,
 )
-from tests.system.test_browser import CHROMIUM, page  # noqa: F401 - the Chromium page fixture
 
 SECRET = "whsec_browser_secret"  # noqa: S105 - the test's own webhook secret
 
@@ -56,7 +55,7 @@ def webhook(base: str, event_id: str, kind: str, obj: dict, created: int) -> Non
 
 def test_a_founder_verifies_a_startup_claims_another_and_pays_for_pro_in_chromium(
     live_server,
-    page,  # noqa: F811 - the fixture imported above
+    page,
     fake_providers,
     fake_stripe,
     settings,

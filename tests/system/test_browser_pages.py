@@ -10,12 +10,12 @@ tests/system/test_browser.py (Debian's binary; Playwright never downloads a brow
 import re
 import time
 from datetime import date
-from pathlib import Path
 
 import pytest
 from django.core import mail
 
 from apikeys.models import ApiKey
+from tests.support.browser import VIEWPORTS, open_page, problems_on
 from tests.support.factories import (
     PASSWORD,
     make_founder,
@@ -24,38 +24,9 @@ from tests.support.factories import (
     make_startups,
     make_verification,
 )
-from tests.system.test_browser import chromium
 
-AXE = Path(__file__).resolve().parents[2] / "node_modules" / "axe-core" / "axe.min.js"
 EMAIL = "phone-founder@example.com"
 NEW_PASSWORD = "a-fresh-long-passphrase-42"
-
-
-SCREENSHOTS = Path(__file__).resolve().parents[1] / "screenshots"  # gitignored; look at them
-VIEWPORTS = {
-    "desktop-light": ({"width": 1280, "height": 900}, "light"),
-    "desktop-dark": ({"width": 1280, "height": 900}, "dark"),
-    "phone-light": ({"width": 390, "height": 844}, "light"),
-    "phone-dark": ({"width": 390, "height": 844}, "dark"),
-}
-
-
-@pytest.fixture
-def browser(live_server, monkeypatch):
-    assert AXE.exists(), "axe-core is missing: run `npm ci` (make test does)"
-    with chromium(monkeypatch) as browser:
-        yield browser
-
-
-def open_page(browser, viewport: str):
-    size, scheme = VIEWPORTS[viewport]
-    context = browser.new_context(viewport=size, color_scheme=scheme)
-    # axe-core is loaded into every page before its own scripts, by the browser itself: a
-    # <script> tag added afterwards would be refused by the pages' Content-Security-Policy.
-    context.add_init_script(path=str(AXE))
-    page = context.new_page()
-    page.set_default_timeout(15_000)
-    return page
 
 
 def confirm_and_sign_in(page, base: str, email: str, mailoutbox) -> None:
@@ -73,42 +44,6 @@ def confirm_and_sign_in(page, base: str, email: str, mailoutbox) -> None:
     page.fill("input[name=password]", PASSWORD)
     page.click("main button[type=submit]")
     page.wait_for_url(f"{base}/dashboard/")
-
-
-def screenshot(page) -> None:
-    """The whole page as shown, kept under tests/screenshots/<viewport>/."""
-    size = page.viewport_size
-    scheme = (
-        "dark" if page.evaluate("matchMedia('(prefers-color-scheme: dark)').matches") else "light"
-    )
-    name = re.sub(r"[^A-Za-z0-9]+", "-", page.url.split("//", 1)[1].split("/", 1)[1]).strip("-")
-    folder = SCREENSHOTS / f"{size['width']}-{scheme}"
-    folder.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(folder / f"{name or 'home'}.png"), full_page=True)
-
-
-def problems_on(page) -> list[str]:
-    """Horizontal overflow and serious/critical axe violations of the page as shown."""
-    found = []
-    widths = page.evaluate(
-        "[document.documentElement.scrollWidth, document.documentElement.clientWidth]"
-    )
-    if widths[0] > widths[1]:
-        found.append(f"{page.url}: scrollWidth {widths[0]} > {widths[1]}")
-    # Ready for a `default-src 'self'` Content-Security-Policy: no inline scripts or styles.
-    # Swagger UI (/docs) sets a few styles through the DOM, which the policy allows.
-    inline = page.evaluate(
-        "document.querySelectorAll('script:not([src]), style, [style]:not(#swagger-ui *)').length"
-    )
-    if inline:
-        found.append(f"{page.url}: {inline} inline script/style element(s) or attribute(s)")
-    result = page.evaluate("axe.run(document, {resultTypes: ['violations']})")
-    for violation in result["violations"]:
-        if violation["impact"] in ("serious", "critical"):
-            targets = [node["target"] for node in violation["nodes"]][:3]
-            found.append(f"{page.url}: {violation['id']} ({violation['impact']}) at {targets}")
-    screenshot(page)  # last: Playwright styles the page while it takes one
-    return found
 
 
 def seed() -> None:

@@ -4,15 +4,15 @@ endpoint, see its secret once, see a failed delivery and send it again."""
 import pytest
 
 from founders.services import startup_update
+from tests.support.browser import open_page, problems_on
 from tests.support.factories import PASSWORD, make_account, make_api_key, make_startup
 from tests.support.webhook_receiver import Receiver
 from tests.support.webhooks import drain
-from tests.system.test_browser_pages import VIEWPORTS, browser, open_page, problems_on  # noqa: F401
 from webhooks.models import Delivery
 
 
 @pytest.mark.parametrize("viewport", ["phone-light", "desktop-light"])
-def test_register_see_deliveries_and_send_again(live_server, browser, viewport, settings):  # noqa: F811
+def test_register_see_deliveries_and_send_again(live_server, browser, viewport, settings):
     settings.WEBHOOKS_ALLOW_HTTP = True
     settings.WEBHOOKS_ALLOW_PRIVATE_ADDRESSES = True
     account = make_account(email=f"{viewport}-hooks@example.com")

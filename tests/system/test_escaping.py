@@ -189,7 +189,7 @@ def test_the_escaping_rules():
     ],
 )
 def test_a_hostile_badge_opened_in_chromium_runs_nothing(live_server, monkeypatch, name):
-    from tests.system.test_browser import chromium
+    from tests.support.browser import chromium
 
     hostile_startup(name, verified=False)
     with chromium(monkeypatch) as browser:

@@ -10,10 +10,6 @@ import subprocess
 import sys
 import threading
 import time
-import urllib.error
-import urllib.request
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -23,17 +19,19 @@ from django.test import Client
 from core.logs import OncePerInterval
 from openstartup.settings import redis_cache
 from tests.support.factories import make_ai_startup, make_api_key, make_startup, make_subscription
-from tests.support.processes import run_to_the_end, skip_behind_pgbouncer
-
-ROOT = Path(__file__).resolve().parents[2]
-ON_POSTGRES = os.environ.get("DATABASE_URL", "").startswith("postgres")
-
-
-def closed_port() -> int:
-    """A loopback port nothing listens on (bound, then released)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+from tests.support.processes import (
+    ON_POSTGRES,
+    ROOT,
+    closed_port,
+    gunicorn_behind_proxy,
+    gunicorn_server,
+    http_call,
+    http_get,
+    port_free,
+    run_to_the_end,
+    skip_behind_pgbouncer,
+    wait_for_other_sessions_to_end,
+)
 
 
 def cache_logger_filter() -> OncePerInterval:
@@ -134,7 +132,7 @@ def test_the_once_a_minute_filter_counts_what_it_held_back(monkeypatch):
 @pytest.mark.django_db
 @pytest.mark.skipif(not shutil.which("redis-server"), reason="needs redis-server")
 def test_a_real_redis_stopped_and_started_again_is_bypassed_then_used(client, settings):
-    port = next(p for p in range(6390, 6400) if _port_free(p))
+    port = next(p for p in range(6390, 6400) if port_free(p))
     server = _start_redis(port)
     try:
         settings.CACHES = {"default": redis_cache(f"redis://127.0.0.1:{port}/0")}
@@ -153,11 +151,6 @@ def test_a_real_redis_stopped_and_started_again_is_bypassed_then_used(client, se
         server.wait(timeout=10)
 
 
-def _port_free(port: int) -> bool:
-    with socket.socket() as sock:
-        return sock.connect_ex(("127.0.0.1", port)) != 0
-
-
 def _start_redis(port: int) -> subprocess.Popen:
     server = subprocess.Popen(
         ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", ""]
@@ -166,7 +159,7 @@ def _start_redis(port: int) -> subprocess.Popen:
         stderr=subprocess.DEVNULL,
     )
     for _ in range(100):
-        if not _port_free(port):
+        if not port_free(port):
             return server
         time.sleep(0.05)
     server.kill()
@@ -255,182 +248,32 @@ def test_with_postgresql_unreachable_every_endpoint_gives_a_quick_503_json(failu
         assert result["seconds"] < 3, name
 
 
-class TcpProxy:
-    """A loopback TCP forwarder that can be stopped and started: a PostgreSQL that goes away
-    and comes back, without touching the real server other people use."""
-
-    def __init__(self, target: tuple[str, int]):
-        self.target = target
-        self.port = closed_port()
-        # "pass" forwards; "hang" accepts and holds every byte (a server that never answers);
-        # "slow" delays every chunk by `delay` seconds (a slow network round trip).
-        self.mode = "pass"
-        self.delay = 2.0
-        self._listener: socket.socket | None = None
-        self._sockets: list[socket.socket] = []
-        self.sends = 0  # chunks forwarded to the server: about one per round trip
-        self.upstream_ports: list[int] = []  # the server sees these as its clients' ports
-
-    def start(self) -> None:
-        listener = socket.socket()
-        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        listener.bind(("127.0.0.1", self.port))
-        listener.listen(16)
-        self._listener = listener
-        threading.Thread(target=self._accept, args=(listener,), daemon=True).start()
-
-    def stop(self) -> None:
-        if self._listener is not None:
-            try:
-                self._listener.shutdown(socket.SHUT_RDWR)  # wakes the thread blocked in accept
-            except OSError:
-                pass
-            self._listener.close()
-            self._listener = None
-        for sock in self._sockets:
-            try:
-                sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-            sock.close()
-        self._sockets.clear()
-
-    def _accept(self, listener: socket.socket) -> None:
-        while True:
-            try:
-                client, _ = listener.accept()
-            except OSError:
-                return
-            upstream = socket.create_connection(self.target)
-            self.upstream_ports.append(upstream.getsockname()[1])
-            self._sockets += [client, upstream]
-            for a, b, up in ((client, upstream, True), (upstream, client, False)):
-                threading.Thread(target=self._pipe, args=(a, b, up), daemon=True).start()
-
-    def _pipe(self, source: socket.socket, sink: socket.socket, up: bool = False) -> None:
-        try:
-            while data := source.recv(65536):
-                self.sends += up
-                while self.mode == "hang":
-                    time.sleep(0.05)
-                if self.mode == "slow":
-                    time.sleep(self.delay)
-                sink.sendall(data)
-        except OSError:
-            pass
-        finally:
-            try:
-                sink.shutdown(socket.SHUT_WR)
-            except OSError:
-                pass
-
-
-@contextmanager
-def proxied_database() -> Iterator[tuple[TcpProxy, str]]:
-    """A started TcpProxy in front of the test database, and the DATABASE_URL through it;
-    on the way out the proxy lets everything through, stops, and the sessions it carried
-    are waited for (the test database is dropped at teardown)."""
-    db = connection.settings_dict
-    proxy = TcpProxy((db["HOST"] or "127.0.0.1", int(db["PORT"] or 5432)))
-    proxy.start()
-    try:
-        yield proxy, f"postgres://{db['USER']}@127.0.0.1:{proxy.port}/{db['NAME']}"
-    finally:
-        proxy.mode = "pass"
-        proxy.stop()
-        _wait_for_other_sessions_to_end()
-
-
-def http_call(port: int, path: str, headers: dict[str, str] | None = None) -> tuple:
-    """GET from a local server: (status, JSON body, seconds taken, response headers)."""
-    started = time.monotonic()
-    request = urllib.request.Request(f"http://127.0.0.1:{port}{path}", headers=headers or {})
-    try:
-        with urllib.request.urlopen(request, timeout=30) as response:  # noqa: S310 - loopback
-            status, body, found = response.status, response.read(), response.headers
-    except urllib.error.HTTPError as error:
-        status, body, found = error.code, error.read(), error.headers
-    return status, json.loads(body), time.monotonic() - started, found
-
-
-def http_get(
-    port: int, path: str, headers: dict[str, str] | None = None
-) -> tuple[int, dict, float]:
-    """GET from a local server: (status, JSON body, seconds taken)."""
-    return http_call(port, path, headers)[:3]
-
-
-@contextmanager
-def gunicorn_server(env: dict[str, str], *, workers: int = 1, access_log: Path | None = None):
-    """A real gunicorn on a free loopback port: the real request life cycle. With
-    `access_log`, each line is "<worker pid> <status> <path>"."""
-    port = closed_port()
-    logging_args = (
-        ["--access-logfile", str(access_log), "--access-logformat", "%(p)s %(s)s %(U)s"]
-        if access_log
-        else []
-    )
-    server = subprocess.Popen(
-        [str(Path(sys.executable).parent / "gunicorn"), "openstartup.wsgi"]
-        + ["--bind", f"127.0.0.1:{port}", "--workers", str(workers), *logging_args],
-        cwd=ROOT,
-        env={**os.environ, "WEB_CONCURRENCY": str(workers), **env},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        for _ in range(200):
-            if not _port_free(port):
-                break
-            time.sleep(0.05)
-        yield port
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
-
-
 @pytest.mark.skipif(not ON_POSTGRES, reason="needs PostgreSQL (DATABASE_URL)")
 @pytest.mark.django_db(transaction=True)
 def test_postgresql_going_away_gives_503_and_service_resumes_without_a_restart():
     """gunicorn reaches PostgreSQL through a TCP proxy we stop and start: the real server,
     which others use, is never touched."""
     make_startup(name="Survivor", mrr=77)
-    with proxied_database() as (proxy, url):
-        env = {
-            "DATABASE_URL": url,
-            "DB_CONNECT_TIMEOUT": "2",
-            "REDIS_URL": "",
-            "GUNICORN_ACCESS_LOG": "",
-        }
-        with gunicorn_server(env) as port:
-            status, body, _ = http_get(port, "/api/v1/startups")
-            assert status == 200
-            assert body["data"][0]["name"] == "Survivor"
-            proxy.stop()  # PostgreSQL "goes down" under an open, persistent connection
-            for _ in range(3):
-                status, body, seconds = http_get(port, "/api/v1/startups")
-                assert (status, body["error"]["code"]) == (503, "service_unavailable")
-                assert seconds < 5
-            assert http_get(port, "/readyz")[0] == 503
-            proxy.start()  # ... and comes back: no restart
-            assert http_get(port, "/readyz")[0] == 200
-            status, body, _ = http_get(port, "/api/v1/startups")
-            assert status == 200
-            assert body["data"][0]["name"] == "Survivor"
-
-
-def _wait_for_other_sessions_to_end() -> None:
-    """The backends that served the proxied connections exit a moment after the proxy drops
-    them; the test database can only be dropped at teardown once they have."""
-    for _ in range(100):
-        with connection.cursor() as cursor:
-            cursor.execute(
-                "SELECT count(*) FROM pg_stat_activity "
-                "WHERE datname = current_database() AND pid <> pg_backend_pid()"
-            )
-            if cursor.fetchone()[0] == 0:
-                return
-        time.sleep(0.05)
+    env = {
+        "DB_CONNECT_TIMEOUT": "2",
+        "REDIS_URL": "",
+        "GUNICORN_ACCESS_LOG": "",
+    }
+    with gunicorn_behind_proxy(env) as (proxy, port):
+        status, body, _ = http_get(port, "/api/v1/startups")
+        assert status == 200
+        assert body["data"][0]["name"] == "Survivor"
+        proxy.stop()  # PostgreSQL "goes down" under an open, persistent connection
+        for _ in range(3):
+            status, body, seconds = http_get(port, "/api/v1/startups")
+            assert (status, body["error"]["code"]) == (503, "service_unavailable")
+            assert seconds < 5
+        assert http_get(port, "/readyz")[0] == 503
+        proxy.start()  # ... and comes back: no restart
+        assert http_get(port, "/readyz")[0] == 200
+        status, body, _ = http_get(port, "/api/v1/startups")
+        assert status == 200
+        assert body["data"][0]["name"] == "Survivor"
 
 
 # A revocation or plan change made while Redis is away sticks.
@@ -522,7 +365,7 @@ def test_a_revocation_and_a_downgrade_during_a_redis_pause_stick_on_every_worker
         redis.send_signal(signal.SIGCONT)
         redis.terminate()
         redis.wait(timeout=10)
-        _wait_for_other_sessions_to_end()
+        wait_for_other_sessions_to_end()
 
 
 @pytest.mark.django_db
@@ -550,40 +393,38 @@ def test_revoke_api_key_says_so_and_fails_when_it_could_not_revoke():
 @pytest.mark.django_db(transaction=True)
 def test_a_hung_or_slow_database_gives_503_within_the_deadline_and_healthz_answers():
     make_startup(name="Patient", mrr=5)
-    with proxied_database() as (proxy, url):
-        deadline = 2
-        env = {
-            "DATABASE_URL": url,
-            "DB_REQUEST_DEADLINE_SECONDS": str(deadline),
-            "DB_CONNECT_TIMEOUT": "3",
-            "REDIS_URL": "",
-            "GUNICORN_ACCESS_LOG": "",
-        }
-        with gunicorn_server(env, workers=2) as port:
-            assert http_get(port, "/api/v1/startups")[0] == 200
-            for mode in ("hang", "slow"):
-                proxy.mode = mode
-                for _ in range(3):
-                    status, body, seconds, headers = http_call(port, "/api/v1/startups")
-                    assert (status, body["error"]["code"]) == (503, "service_unavailable"), mode
-                    assert "slow" in body["error"]["message"], mode
-                    assert headers["Retry-After"] == "5"
-                    # The deadline plus a moment: no reconnect, commit or cursor read
-                    # runs on past it.
-                    assert seconds < deadline + 1, (mode, seconds)
-                    status, _, seconds = http_get(port, "/healthz")
-                    assert status == 200
-                    assert seconds < 1, (mode, seconds)
-                status, body, seconds = http_get(port, "/readyz")
-                assert (status, body["checks"]["database"]) == (503, "down")
-                assert seconds < 3 + 1.5
-            proxy.mode = "pass"
-            for _ in range(20):  # connections cut by the deadline are replaced
-                if http_get(port, "/api/v1/startups")[0] == 200:
-                    break
-                time.sleep(0.2)
-            status, body, _ = http_get(port, "/api/v1/startups")
-            assert (status, body["data"][0]["name"]) == (200, "Patient")
+    deadline = 2
+    env = {
+        "DB_REQUEST_DEADLINE_SECONDS": str(deadline),
+        "DB_CONNECT_TIMEOUT": "3",
+        "REDIS_URL": "",
+        "GUNICORN_ACCESS_LOG": "",
+    }
+    with gunicorn_behind_proxy(env, workers=2) as (proxy, port):
+        assert http_get(port, "/api/v1/startups")[0] == 200
+        for mode in ("hang", "slow"):
+            proxy.mode = mode
+            for _ in range(3):
+                status, body, seconds, headers = http_call(port, "/api/v1/startups")
+                assert (status, body["error"]["code"]) == (503, "service_unavailable"), mode
+                assert "slow" in body["error"]["message"], mode
+                assert headers["Retry-After"] == "5"
+                # The deadline plus a moment: no reconnect, commit or cursor read
+                # runs on past it.
+                assert seconds < deadline + 1, (mode, seconds)
+                status, _, seconds = http_get(port, "/healthz")
+                assert status == 200
+                assert seconds < 1, (mode, seconds)
+            status, body, seconds = http_get(port, "/readyz")
+            assert (status, body["checks"]["database"]) == (503, "down")
+            assert seconds < 3 + 1.5
+        proxy.mode = "pass"
+        for _ in range(20):  # connections cut by the deadline are replaced
+            if http_get(port, "/api/v1/startups")[0] == 200:
+                break
+            time.sleep(0.2)
+        status, body, _ = http_get(port, "/api/v1/startups")
+        assert (status, body["data"][0]["name"]) == (200, "Patient")
 
 
 @pytest.mark.skipif(not shutil.which("redis-server"), reason="needs redis-server")
@@ -614,7 +455,7 @@ def test_concurrent_readyz_probes_never_report_a_healthy_cache_down():
         redis.terminate()
         redis.wait(timeout=10)
         if ON_POSTGRES:
-            _wait_for_other_sessions_to_end()
+            wait_for_other_sessions_to_end()
 
 
 # Records never delivered are never charged.
@@ -631,52 +472,50 @@ def test_a_worker_killed_before_answering_charges_nothing(tmp_path):
     for n in range(3):
         make_startup(name=f"Row {n}", mrr=10 + n)
     account_key, raw = make_api_key()
-    with proxied_database() as (proxy, url):
-        env = {
-            "DATABASE_URL": url,
-            "DB_REQUEST_DEADLINE_SECONDS": "0",
-            "QUOTA_HOLD_SECONDS": "2",
-            "REDIS_URL": "",
-        }
-        headers = {"X-API-Key": raw}
-        log = tmp_path / "access.log"
-        usage = MonthlyUsage.objects.filter(account_id=account_key.account_id)
-        with gunicorn_server(env, workers=1, access_log=log) as port:
-            status, _, _, found = http_call(port, "/api/v1/startups?limit=2", headers)
-            assert (status, found["X-Service-Quota-Remaining"]) == (200, "98")
-            for _ in range(100):  # the access log line follows the answer
-                if log.read_text().strip():
-                    break
-                time.sleep(0.02)
-            worker = log.read_text().split()[0]
-            proxy.mode, proxy.delay = "slow", 0.3  # the answer now takes a few round trips
-            thread = threading.Thread(
-                target=lambda: _ignore_errors(http_get, port, "/api/v1/startups?limit=2", headers)
-            )
-            thread.start()
-            for _ in range(1500):
-                if usage.values_list("used", flat=True).first() == 4:
-                    break
-                time.sleep(0.01)
-            assert usage.values_list("used", flat=True).first() == 4  # charged, not answered
-            os.kill(int(worker.strip("<>")), signal.SIGKILL)
-            thread.join(timeout=30)
-            proxy.mode = "pass"
-            time.sleep(2.5)  # the hold expires
-            for _ in range(100):  # gunicorn replaces the worker
-                try:
-                    status, _, _, found = http_call(port, "/api/v1/startups?limit=1", headers)
-                    break
-                except OSError:
-                    time.sleep(0.1)
-            # 2 delivered before, 1 now: the 2 that never arrived are not charged.
-            assert (status, found["X-Service-Quota-Remaining"]) == (200, "97")
-            # And the whole allowance can still be spent: 97 more, then a refusal.
-            served = 0
-            while (answer := http_call(port, "/api/v1/startups?limit=3", headers))[0] == 200:
-                served += len(answer[1]["data"])
-            assert answer[0] == 429
-            assert served == 97
+    env = {
+        "DB_REQUEST_DEADLINE_SECONDS": "0",
+        "QUOTA_HOLD_SECONDS": "2",
+        "REDIS_URL": "",
+    }
+    headers = {"X-API-Key": raw}
+    log = tmp_path / "access.log"
+    usage = MonthlyUsage.objects.filter(account_id=account_key.account_id)
+    with gunicorn_behind_proxy(env, workers=1, access_log=log) as (proxy, port):
+        status, _, _, found = http_call(port, "/api/v1/startups?limit=2", headers)
+        assert (status, found["X-Service-Quota-Remaining"]) == (200, "98")
+        for _ in range(100):  # the access log line follows the answer
+            if log.read_text().strip():
+                break
+            time.sleep(0.02)
+        worker = log.read_text().split()[0]
+        proxy.mode, proxy.delay = "slow", 0.3  # the answer now takes a few round trips
+        thread = threading.Thread(
+            target=lambda: _ignore_errors(http_get, port, "/api/v1/startups?limit=2", headers)
+        )
+        thread.start()
+        for _ in range(1500):
+            if usage.values_list("used", flat=True).first() == 4:
+                break
+            time.sleep(0.01)
+        assert usage.values_list("used", flat=True).first() == 4  # charged, not answered
+        os.kill(int(worker.strip("<>")), signal.SIGKILL)
+        thread.join(timeout=30)
+        proxy.mode = "pass"
+        time.sleep(2.5)  # the hold expires
+        for _ in range(100):  # gunicorn replaces the worker
+            try:
+                status, _, _, found = http_call(port, "/api/v1/startups?limit=1", headers)
+                break
+            except OSError:
+                time.sleep(0.1)
+        # 2 delivered before, 1 now: the 2 that never arrived are not charged.
+        assert (status, found["X-Service-Quota-Remaining"]) == (200, "97")
+        # And the whole allowance can still be spent: 97 more, then a refusal.
+        served = 0
+        while (answer := http_call(port, "/api/v1/startups?limit=3", headers))[0] == 200:
+            served += len(answer[1]["data"])
+        assert answer[0] == 429
+        assert served == 97
 
 
 def _ignore_errors(call, *args):
@@ -758,36 +597,34 @@ def test_a_cached_answer_is_one_round_trip_and_a_killed_kept_connection_is_repla
     `SELECT 1` first, a second round trip on every request), and a kept connection that the
     server dropped between requests is still replaced without an error."""
     make_ai_startup(name="Kept", slug="kept", mrr=10)
-    with proxied_database() as (proxy, url):
-        env = {
-            "DATABASE_URL": url,
-            "READ_CACHE_SECONDS": "300",
-            "GUNICORN_ACCESS_LOG": "",
-            "LOG_LEVEL": "CRITICAL",
-            # The token read per request, as behind PgBouncer or for a request with a key (an
-            # anonymous one otherwise takes it from the watch: tests/core/test_tokenwatch.py).
-            "READ_TOKEN_WATCH": "0",
-            # One thread, so one kept connection: with four, a thread first used inside the
-            # counted requests opens its connection there (start-up and session set-up are
-            # round trips too) and the count depends on which thread the poller picked.
-            "GUNICORN_THREADS": "1",
-        }
-        with gunicorn_server(env) as port:
-            for _ in range(3):  # the answer is cached, the connection kept
-                assert http_get(port, "/api/ai/discovery")[0] == 200
-            before = proxy.sends
-            for _ in range(40):
-                assert http_get(port, "/api/ai/discovery")[0] == 200
-            # One round trip each (the tokens), and once per connection the statement's
-            # preparation (psycopg sends it on the statement's 5th use).
-            assert proxy.sends - before <= 40 + len(proxy.upstream_ports)
-            with connection.cursor() as cursor:  # only gunicorn's, through the proxy
-                cursor.execute(
-                    "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
-                    "WHERE client_port = ANY(%s)",
-                    [proxy.upstream_ports],
-                )
-                assert cursor.fetchone()[0] >= 1
-            time.sleep(0.2)
-            for _ in range(3):
-                assert http_get(port, "/api/ai/discovery")[0] == 200
+    env = {
+        "READ_CACHE_SECONDS": "300",
+        "GUNICORN_ACCESS_LOG": "",
+        "LOG_LEVEL": "CRITICAL",
+        # The token read per request, as behind PgBouncer or for a request with a key (an
+        # anonymous one otherwise takes it from the watch: tests/core/test_tokenwatch.py).
+        "READ_TOKEN_WATCH": "0",
+        # One thread, so one kept connection: with four, a thread first used inside the
+        # counted requests opens its connection there (start-up and session set-up are
+        # round trips too) and the count depends on which thread the poller picked.
+        "GUNICORN_THREADS": "1",
+    }
+    with gunicorn_behind_proxy(env) as (proxy, port):
+        for _ in range(3):  # the answer is cached, the connection kept
+            assert http_get(port, "/api/ai/discovery")[0] == 200
+        before = proxy.sends
+        for _ in range(40):
+            assert http_get(port, "/api/ai/discovery")[0] == 200
+        # One round trip each (the tokens), and once per connection the statement's
+        # preparation (psycopg sends it on the statement's 5th use).
+        assert proxy.sends - before <= 40 + len(proxy.upstream_ports)
+        with connection.cursor() as cursor:  # only gunicorn's, through the proxy
+            cursor.execute(
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                "WHERE client_port = ANY(%s)",
+                [proxy.upstream_ports],
+            )
+            assert cursor.fetchone()[0] >= 1
+        time.sleep(0.2)
+        for _ in range(3):
+            assert http_get(port, "/api/ai/discovery")[0] == 200

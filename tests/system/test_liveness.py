@@ -11,7 +11,7 @@ import pytest
 from core import dbdeadline
 from core.gunicorn_worker import probe_of
 from tests.support.factories import make_startup
-from tests.system.test_faults import ON_POSTGRES, gunicorn_server, http_get, proxied_database
+from tests.support.processes import ON_POSTGRES, gunicorn_behind_proxy, http_get
 
 DEADLINE = 3
 
@@ -20,51 +20,49 @@ DEADLINE = 3
 @pytest.mark.django_db(transaction=True)
 def test_healthz_answers_within_a_second_while_every_thread_waits_on_the_database():
     make_startup(name="Stalled", mrr=5)
-    with proxied_database() as (proxy, url):
-        env = {
-            "DATABASE_URL": url,
-            "DB_REQUEST_DEADLINE_SECONDS": str(DEADLINE),
-            "DB_CONNECT_TIMEOUT": str(DEADLINE),
-            "GUNICORN_THREADS": "4",
-            "REDIS_URL": "",
-            "GUNICORN_ACCESS_LOG": "",
-            "FAIR_USE_REQUESTS_PER_MINUTE": "100000",
-        }
-        with gunicorn_server(env, workers=1) as port:
-            assert http_get(port, "/api/v1/startups")[0] == 200
-            proxy.mode = "hang"  # PostgreSQL accepts every byte and never answers
-            stop = threading.Event()
-            answered: list[tuple[int, float]] = []
+    env = {
+        "DB_REQUEST_DEADLINE_SECONDS": str(DEADLINE),
+        "DB_CONNECT_TIMEOUT": str(DEADLINE),
+        "GUNICORN_THREADS": "4",
+        "REDIS_URL": "",
+        "GUNICORN_ACCESS_LOG": "",
+        "FAIR_USE_REQUESTS_PER_MINUTE": "100000",
+    }
+    with gunicorn_behind_proxy(env, workers=1) as (proxy, port):
+        assert http_get(port, "/api/v1/startups")[0] == 200
+        proxy.mode = "hang"  # PostgreSQL accepts every byte and never answers
+        stop = threading.Event()
+        answered: list[tuple[int, float]] = []
 
-            def keep_a_thread_busy() -> None:
-                while not stop.is_set():
-                    status, _, seconds = http_get(port, "/api/v1/startups?page=1")
-                    answered.append((status, seconds))
+        def keep_a_thread_busy() -> None:
+            while not stop.is_set():
+                status, _, seconds = http_get(port, "/api/v1/startups?page=1")
+                answered.append((status, seconds))
 
-            # Twice as many clients as threads: every thread waits on the database and as many
-            # requests queue behind them, for the whole time the probes are asked.
-            clients = [threading.Thread(target=keep_a_thread_busy) for _ in range(8)]
+        # Twice as many clients as threads: every thread waits on the database and as many
+        # requests queue behind them, for the whole time the probes are asked.
+        clients = [threading.Thread(target=keep_a_thread_busy) for _ in range(8)]
+        for client in clients:
+            client.start()
+        try:
+            time.sleep(0.5)
+            live = []
+            for _ in range(10):
+                status, body, seconds = http_get(port, "/healthz")
+                live.append((status, body, round(seconds, 3)))
+                time.sleep(0.3)
+            status, body, seconds = http_get(port, "/readyz")
+            ready = (status, body["checks"]["database"], seconds)
+        finally:
+            stop.set()
             for client in clients:
-                client.start()
-            try:
-                time.sleep(0.5)
-                live = []
-                for _ in range(10):
-                    status, body, seconds = http_get(port, "/healthz")
-                    live.append((status, body, round(seconds, 3)))
-                    time.sleep(0.3)
-                status, body, seconds = http_get(port, "/readyz")
-                ready = (status, body["checks"]["database"], seconds)
-            finally:
-                stop.set()
-                for client in clients:
-                    client.join(timeout=30)
-            proxy.mode = "pass"
-            assert all(s == 200 and b == {"status": "ok"} and t < 1 for s, b, t in live), live
-            assert ready[:2] == (503, "down"), ready
-            assert ready[2] < dbdeadline.READYZ_DEADLINE_SECONDS + 1, ready
-            # The requests were really held by the database (each answered 503 at its deadline).
-            assert len(answered) >= 8 and {status for status, _ in answered} == {503}, answered
+                client.join(timeout=30)
+        proxy.mode = "pass"
+        assert all(s == 200 and b == {"status": "ok"} and t < 1 for s, b, t in live), live
+        assert ready[:2] == (503, "down"), ready
+        assert ready[2] < dbdeadline.READYZ_DEADLINE_SECONDS + 1, ready
+        # The requests were really held by the database (each answered 503 at its deadline).
+        assert len(answered) >= 8 and {status for status, _ in answered} == {503}, answered
 
 
 @pytest.mark.skipif(not ON_POSTGRES, reason="needs PostgreSQL (DATABASE_URL)")
@@ -74,37 +72,35 @@ def test_healthz_fails_when_every_thread_is_stuck_past_the_worker_timeout():
     thread held longer than GUNICORN_TIMEOUT (a deadline above it, which production never
     sets), /healthz waits behind them like any request and the probe times out."""
     make_startup(name="Wedged", mrr=5)
-    with proxied_database() as (proxy, url):
-        env = {
-            "DATABASE_URL": url,
-            "DB_REQUEST_DEADLINE_SECONDS": "12",
-            "DB_CONNECT_TIMEOUT": "12",
-            "GUNICORN_TIMEOUT": "2",
-            "GUNICORN_THREADS": "2",
-            "REDIS_URL": "",
-            "GUNICORN_ACCESS_LOG": "",
-        }
-        with gunicorn_server(env, workers=1) as port:
-            assert http_get(port, "/api/v1/startups")[0] == 200
-            proxy.mode = "hang"
-            clients = [
-                threading.Thread(target=http_get, args=(port, "/api/v1/startups?page=1"))
-                for _ in range(2)
-            ]
+    env = {
+        "DB_REQUEST_DEADLINE_SECONDS": "12",
+        "DB_CONNECT_TIMEOUT": "12",
+        "GUNICORN_TIMEOUT": "2",
+        "GUNICORN_THREADS": "2",
+        "REDIS_URL": "",
+        "GUNICORN_ACCESS_LOG": "",
+    }
+    with gunicorn_behind_proxy(env, workers=1) as (proxy, port):
+        assert http_get(port, "/api/v1/startups")[0] == 200
+        proxy.mode = "hang"
+        clients = [
+            threading.Thread(target=http_get, args=(port, "/api/v1/startups?page=1"))
+            for _ in range(2)
+        ]
+        for client in clients:
+            client.start()
+        try:
+            status, _, seconds = http_get(port, "/healthz")
+            assert (status, seconds < 1) == (200, True)  # stuck for less than the timeout
+            time.sleep(3)
+            started = time.monotonic()
+            with pytest.raises(TimeoutError):
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2)  # noqa: S310
+            assert time.monotonic() - started >= 2
+        finally:
+            proxy.mode = "pass"
             for client in clients:
-                client.start()
-            try:
-                status, _, seconds = http_get(port, "/healthz")
-                assert (status, seconds < 1) == (200, True)  # stuck for less than the timeout
-                time.sleep(3)
-                started = time.monotonic()
-                with pytest.raises(TimeoutError):
-                    urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2)  # noqa: S310
-                assert time.monotonic() - started >= 2
-            finally:
-                proxy.mode = "pass"
-                for client in clients:
-                    client.join(timeout=30)
+                client.join(timeout=30)
 
 
 def test_only_bodiless_get_and_head_of_the_probe_paths_take_the_probe_threads():

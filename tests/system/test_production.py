@@ -4,7 +4,6 @@ Outages are in tests/system/test_faults.py.
 """
 
 import os
-import sys
 import warnings
 from pathlib import Path
 
@@ -17,7 +16,7 @@ from apikeys.models import ApiKey
 from core.routers import ReplicaRouter
 from quota.models import MonthlyUsage
 from startups.models import Startup
-from tests.support.processes import run_to_the_end
+from tests.support.processes import gunicorn_config
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -105,18 +104,6 @@ def test_the_replica_is_never_migrated(with_replica):
 # gunicorn
 
 
-def gunicorn_config(env: dict[str, str] | None = None) -> dict[str, str]:
-    """gunicorn's settings as `make run` would start it (gunicorn.conf.py), by name."""
-    gunicorn = str(Path(sys.executable).parent / "gunicorn")
-    out = run_to_the_end(
-        [gunicorn, "--print-config", "openstartup.wsgi"], cwd=ROOT, env=env, timeout=60
-    )
-    return {
-        name.strip(): value.strip()
-        for name, _, value in (line.partition("=") for line in out.splitlines())
-    }
-
-
 def test_gunicorn_config_reads_workers_threads_and_trusted_proxies_from_the_environment():
     env = {
         **os.environ,
@@ -153,7 +140,7 @@ def test_two_gunicorn_instances_give_identical_answers_and_one_exact_free_allowa
     from django.db import connection
 
     from tests.support.factories import make_api_key, make_startups, make_subscription
-    from tests.system.test_faults import _wait_for_other_sessions_to_end, gunicorn_server, http_get
+    from tests.support.processes import gunicorn_server, http_get, wait_for_other_sessions_to_end
 
     make_startups(15)
     _, free = make_api_key()
@@ -177,7 +164,7 @@ def test_two_gunicorn_instances_give_identical_answers_and_one_exact_free_allowa
             assert served == 100
             assert statuses == [200] * 10 + [429, 429]
     finally:
-        _wait_for_other_sessions_to_end()
+        wait_for_other_sessions_to_end()
 
 
 @pytest.mark.skipif(
@@ -189,12 +176,11 @@ def test_a_write_shows_on_both_servers_at_once_though_each_keeps_copies():
     from django.db import connection
 
     from apikeys.services import api_key_revoke
-    from tests.support.factories import make_api_key, make_startup, make_subscription
-    from tests.system.test_faults import _wait_for_other_sessions_to_end, gunicorn_server, http_get
+    from tests.support.factories import make_pro_key, make_startup
+    from tests.support.processes import gunicorn_server, http_get, wait_for_other_sessions_to_end
 
     startup = make_startup(name="Before", slug="shared", mrr=10)
-    key, raw = make_api_key()
-    make_subscription(account=key.account)
+    key, raw = make_pro_key()
     headers = {"X-API-Key": raw}
     db = connection.settings_dict
     url = f"postgres://{db['USER']}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
@@ -225,4 +211,4 @@ def test_a_write_shows_on_both_servers_at_once_though_each_keeps_copies():
                 status, body, _ = http_get(port, "/api/v1/startups/shared", headers)
                 assert (status, body["error"]["code"]) == (401, "invalid_api_key")
     finally:
-        _wait_for_other_sessions_to_end()
+        wait_for_other_sessions_to_end()

@@ -15,7 +15,6 @@ import re
 import sys
 import textwrap
 from datetime import UTC, date, datetime
-from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
@@ -25,11 +24,12 @@ from startups.models import RevenueSnapshot, Startup
 from tests.support.factories import (
     make_account,
     make_api_key,
+    make_pro_key,
     make_startup,
     make_subscription,
     make_verification,
 )
-from tests.support.fake_server import FakeServer
+from tests.support.fake_api import OUTAGE, PAGE, FakeApi
 from tests.support.processes import run_to_the_end
 
 CLIENT_DIR = Path(__file__).resolve().parents[2] / "clients" / "python"
@@ -228,30 +228,6 @@ def test_readme_lists_the_top_startups_in_five_lines(live_server, startups):
 # --- Retries and error parsing against a fake server that fails on cue ---
 
 
-class FakeApi(FakeServer):
-    """Answers GETs from a script of (status, headers, body); the last entry repeats."""
-
-    def __init__(self, script: list[tuple[int, dict, Any]]):
-        self.script = script
-        self.hits: list[str] = []
-
-    def __enter__(self):
-        super().__enter__()
-        self.url = self.base_url
-        return self
-
-    def get(self, request: BaseHTTPRequestHandler) -> None:
-        self.hits.append(request.path)
-        status, headers, body = self.script[min(len(self.hits), len(self.script)) - 1]
-        raw = body if isinstance(body, bytes) else json.dumps(body).encode()
-        request.send_response(status)
-        for name, value in {"Content-Type": "application/json", **headers}.items():
-            request.send_header(name, value)
-        request.send_header("Content-Length", str(len(raw)))
-        request.end_headers()
-        request.wfile.write(raw)
-
-
 def client_error(url: str, options: str, call: str, error: str) -> dict:
     """The fields of the `openstartup.<error>` that `Client(base_url=url, <options>).<call>`
     raises."""
@@ -263,13 +239,6 @@ def client_error(url: str, options: str, call: str, error: str) -> dict:
             result = error_fields(error)
         """
     return run_client(code, url=url)
-
-
-PAGE = {
-    "data": [{"slug": "a", "name": "A"}],
-    "meta": {"total": 1, "page": 1, "limit": 10, "hasMore": False, "plan": "Free"},
-}
-OUTAGE = {"error": {"code": "service_unavailable", "message": "Down.", "requestId": "req-5"}}
 
 
 def test_5xx_is_retried_with_backoff_then_succeeds():
@@ -638,8 +607,7 @@ def test_a_copy_kept_by_the_clients_change_feed_stays_equal_to_the_dataset(
     through a creation, an edit, an unpublishing and a deletion, resuming from its cursor."""
     from founders.services import startup_create, startup_update
 
-    key, raw = make_api_key()
-    make_subscription(account=key.account)
+    key, raw = make_pro_key()
     owner = make_account()
     for n in range(4):  # as founders add them: each write is an entry of the change sequence
         startup_create(owner=owner, profile={"name": f"Co {n}"}, mrr=100 * (n + 1))
@@ -670,9 +638,9 @@ def _admin_delete(slug: str) -> None:
     """Deletion as an operator makes it: the admin's delete records the tombstone."""
     from django.test import Client as DjangoClient
 
-    from tests.startups.test_changes import admin_client
+    from tests.support.admin import operator_client
 
-    client = admin_client(DjangoClient())
+    client = operator_client(DjangoClient())
     pk = Startup.objects.get(slug=slug).pk
     assert client.post(f"/admin/startups/startup/{pk}/delete/", {"post": "yes"}).status_code == 302
 
@@ -680,9 +648,9 @@ def _admin_delete(slug: str) -> None:
 def _unpublish(slug: str) -> None:
     from django.test import Client as DjangoClient
 
-    from tests.startups.test_changes import admin_client, admin_form
+    from tests.support.admin import admin_form, operator_client
 
-    client = admin_client(DjangoClient())
+    client = operator_client(DjangoClient())
     startup = Startup.objects.get(slug=slug)
     form = admin_form(name=startup.name, slug=slug, is_published=None)
     url = f"/admin/startups/startup/{startup.pk}/change/"

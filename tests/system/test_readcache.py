@@ -27,22 +27,17 @@ from startups.models import Startup
 from tests.support.factories import (
     make_api_key,
     make_founder,
+    make_pro_key,
     make_startup,
     make_subscription,
 )
 
-pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def read_cache_on(settings):
-    settings.READ_CACHE_SECONDS = 300
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("read_cache_on")]
 
 
 @pytest.fixture
 def pro(db):
-    key, raw = make_api_key()
-    make_subscription(account=key.account)
+    key, raw = make_pro_key()
     return key, {"HTTP_X_API_KEY": raw}
 
 

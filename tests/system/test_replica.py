@@ -28,7 +28,7 @@ from pathlib import Path
 import pytest
 from django.db import connection
 
-from tests.system.test_faults import ON_POSTGRES, closed_port, gunicorn_server
+from tests.support.processes import ON_POSTGRES, closed_port, gunicorn_server
 
 ROOT = Path(__file__).resolve().parents[2]
 DEADLINE = 3

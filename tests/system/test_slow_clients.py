@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.system.test_faults import gunicorn_server, http_get
-from tests.system.test_production import gunicorn_config
+from tests.support.processes import gunicorn_config, gunicorn_server, http_get
 
 ROOT = Path(__file__).resolve().parents[2]
 QUIET = {"GUNICORN_ACCESS_LOG": "", "LOG_LEVEL": "CRITICAL"}

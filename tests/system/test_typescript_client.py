@@ -29,7 +29,7 @@ from tests.support.factories import (
     make_subscription,
     make_verification,
 )
-from tests.system.test_python_client import OUTAGE, PAGE, FakeApi
+from tests.support.fake_api import OUTAGE, PAGE, FakeApi
 
 ROOT = Path(__file__).resolve().parents[2]
 CLIENT = ROOT / "clients" / "typescript"

@@ -9,6 +9,7 @@ import pytest
 
 from startups.models import Credential
 from tests.support.factories import make_startup, make_verification
+from tests.support.provider_rows import ls_price, ls_routes, ls_subscription, sale, sync
 from tests.support.verification_fakes import (
     NOW,
     gumroad_routes,
@@ -17,8 +18,6 @@ from tests.support.verification_fakes import (
     polar_routes,
     stripe_account,
 )
-from tests.verification.test_more_providers import ls_routes, sync
-from tests.verification.test_providers import ls_price, ls_subscription, sale
 from verification.providers import PROVIDERS
 from verification.providers.base import Provider
 

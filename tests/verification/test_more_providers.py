@@ -5,42 +5,31 @@ a comment.
 
 import pytest
 
-from startups.models import Startup, Verification
+from startups.models import Startup
+from tests.support.provider_rows import (
+    ls_payment,
+    ls_price,
+    ls_routes,
+    ls_subscription,
+    paddle_adjustment,
+    paddle_price,
+    paddle_subscription,
+    paddle_transaction,
+    sale,
+    verified,
+)
 from tests.support.verification_fakes import (
-    NOW,
-    FakeProviders,
     gumroad_routes,
-    lemonsqueezy_routes,
     paddle_routes,
     polar_month,
     polar_routes,
     rows,
     stripe_routes,
 )
-from tests.verification.test_providers import ls_payment, ls_price, ls_subscription, sale
 from verification.connections import ConnectionRefused, provider_connection_connect
 from verification.models import ProviderConnection
-from verification.services import revenue_sync
 
 pytestmark = pytest.mark.django_db
-
-
-def sync(fake: FakeProviders, *, provider: str, routes: dict, slug: str = "acme", key: str = ""):
-    startup = Startup.objects.create(name=slug.title(), slug=slug)
-    key = key or f"key_{slug}"
-    fake.account(key, routes)
-    connection = provider_connection_connect(
-        startup=startup, provider=provider, raw_key=key, api_base=fake.base_url
-    )
-    revenue_sync(connection=connection, now=NOW)
-    connection.refresh_from_db()
-    return connection
-
-
-def verified(fake: FakeProviders, **kwargs) -> Verification:
-    connection = sync(fake, **kwargs)
-    assert connection.status == ProviderConnection.Status.OK, connection.last_error
-    return connection.startup.verification
 
 
 # --- Gumroad: amount_refundable_in_currency is a formatted major-unit string ----------------------
@@ -96,16 +85,6 @@ def test_polar_mrr_leaves_out_subscriptions_set_to_cancel(fake_providers):
 
 
 # --- Lemon Squeezy ----------
-
-
-def ls_routes(*, prices=(), subscriptions=(), orders=(), invoices=()) -> dict:
-    return lemonsqueezy_routes(
-        stores=[{"id": 1, "currency": "USD"}],
-        prices=list(prices),
-        subscriptions=list(subscriptions),
-        orders=list(orders),
-        invoices=list(invoices),
-    )
 
 
 def test_lemonsqueezy_package_and_tiered_prices(fake_providers):
@@ -191,102 +170,6 @@ def test_lemonsqueezy_test_mode_data_is_refused_at_connect(fake_providers):
 # --- Paddle Billing ----------
 
 
-def paddle_price(pid: str, amount: str, interval: str = "month", frequency: int = 1) -> dict:
-    return {
-        "id": pid,
-        "product_id": "pro_01",
-        "type": "standard",
-        "description": pid,
-        "tax_mode": "account_setting",
-        "billing_cycle": {"interval": interval, "frequency": frequency},
-        "trial_period": None,
-        "unit_price": {"amount": amount, "currency_code": "USD"},
-        "quantity": {"minimum": 1, "maximum": 100},
-        "status": "active",
-    }
-
-
-def paddle_subscription(sid: str, customer: str, price: dict, quantity: int = 1, **extra):
-    return {
-        "id": sid,
-        "status": "active",
-        "customer_id": customer,
-        "address_id": "add_01",
-        "business_id": None,
-        "currency_code": "USD",
-        "created_at": "2026-01-01T00:00:00.000000Z",
-        "started_at": "2026-01-01T00:00:00.000000Z",
-        "collection_mode": "automatic",
-        "billing_cycle": price["billing_cycle"],
-        "current_billing_period": {
-            "starts_at": "2026-11-01T00:00:00.000000Z",
-            "ends_at": "2026-12-01T00:00:00.000000Z",
-        },
-        "scheduled_change": None,
-        "discount": None,
-        "items": [
-            {
-                "status": "active",
-                "quantity": quantity,
-                "recurring": True,
-                "created_at": "2026-01-01T00:00:00.000000Z",
-                "price": price,
-            }
-        ],
-        **extra,
-    }
-
-
-def paddle_transaction(
-    tid: str,
-    customer: str | None,
-    subtotal: int,
-    tax: int,
-    billed: str,
-    discount: int = 0,
-    currency: str = "USD",
-    status: str = "completed",
-):
-    total = subtotal - discount + tax
-    return {
-        "id": tid,
-        "status": status,
-        "customer_id": customer,
-        "currency_code": currency,
-        "origin": "subscription_recurring",
-        "billed_at": billed,
-        "created_at": billed,
-        "details": {
-            "totals": {
-                "subtotal": str(subtotal), "discount": str(discount), "tax": str(tax),
-                "total": str(total), "credit": "0", "balance": "0",
-                "grand_total": str(total), "fee": str(total // 20),
-                "earnings": str(total - tax - total // 20), "currency_code": currency,
-            }
-        },
-    }  # fmt: skip
-
-
-def paddle_refund(aid: str, tid: str, total: int, tax: int, created: str, status="approved"):
-    return {
-        "id": aid,
-        "action": "refund",
-        "transaction_id": tid,
-        "subscription_id": None,
-        "customer_id": "ctm_1",
-        "reason": "requested",
-        "status": status,
-        "currency_code": "USD",
-        "type": "partial",
-        "totals": {
-            "subtotal": str(total - tax), "tax": str(tax), "total": str(total),
-            "fee": "0", "earnings": str(total - tax), "currency_code": "USD",
-        },
-        "created_at": created,
-        "updated_at": created,
-    }  # fmt: skip
-
-
 def test_paddle_figures_are_net_of_tax(fake_providers):
     # Subscriptions: ctm_1 $29/month x 2 seats = 58; ctm_2 $240/year = 20 with a forever 50%
     # discount = 10; ctm_3 $99/month scheduled to cancel (0 MRR, still a customer); ctm_4 paused
@@ -328,8 +211,19 @@ def test_paddle_figures_are_net_of_tax(fake_providers):
         paddle_transaction("txn_4", "ctm_7", 5000, 0, "2026-11-06T10:00:00Z", status="canceled"),
     ]
     adjustments = [
-        paddle_refund("adj_1", "txn_1", 1200, 200, "2026-11-10T10:00:00Z"),
-        paddle_refund("adj_2", "txn_1", 5000, 0, "2026-11-11T10:00:00Z", status="pending_approval"),
+        paddle_adjustment(
+            "adj_1", "refund", "txn_1", 1200, 200, "2026-11-10T10:00:00Z", type="partial"
+        ),
+        paddle_adjustment(
+            "adj_2",
+            "refund",
+            "txn_1",
+            5000,
+            0,
+            "2026-11-11T10:00:00Z",
+            status="pending_approval",
+            type="partial",
+        ),
     ]
     verification = verified(
         fake_providers,

@@ -10,6 +10,15 @@ import json
 import pytest
 
 from startups.reported import difference_percent
+from tests.support.provider_rows import (
+    ls_price,
+    ls_routes,
+    ls_subscription,
+    paddle_price,
+    paddle_subscription,
+    sale,
+    verified,
+)
 from tests.support.verification_fakes import (
     always,
     gumroad_routes,
@@ -19,13 +28,6 @@ from tests.support.verification_fakes import (
     polar_month,
     polar_routes,
 )
-from tests.verification.test_more_providers import (
-    ls_routes,
-    paddle_price,
-    paddle_subscription,
-    verified,
-)
-from tests.verification.test_providers import ls_price, ls_subscription, sale
 
 pytestmark = pytest.mark.django_db
 

@@ -6,6 +6,7 @@ Time is fixed at NOW (2026-11-15 12:00 UTC). Every expected number is worked out
 import pytest
 
 from startups.models import MonthlyRevenue, Startup
+from tests.support.provider_rows import ls_payment, ls_price, ls_subscription, sale
 from tests.support.verification_fakes import (
     NOW,
     FakeProviders,
@@ -38,48 +39,6 @@ def connect_and_sync(
 
 
 # --- Lemon Squeezy -----------------------------------------------------------------------------
-
-
-def ls_price(pid: int, unit: int, interval: str = "month", *, usage: str | None = None) -> dict:
-    return {
-        "id": pid,
-        "category": "subscription",
-        "scheme": "standard",
-        "unit_price": unit,
-        "unit_price_decimal": None,
-        "renewal_interval_unit": interval,
-        "renewal_interval_quantity": 1,
-        "usage_aggregation": usage,
-    }
-
-
-def ls_subscription(sid: int, price_id: int, status: str = "active", quantity: int = 1) -> dict:
-    return {
-        "id": sid,
-        "store_id": 1,
-        "customer_id": 100 + sid,
-        "status": status,
-        "first_subscription_item": {
-            "id": sid,
-            "price_id": price_id,
-            "quantity": quantity,
-            "is_usage_based": False,
-        },
-    }
-
-
-def ls_payment(pid: int, total: int, created: str, **extra: object) -> dict:
-    return {
-        "id": pid,
-        "currency": "USD",
-        "status": "paid",
-        "total": total,
-        "created_at": created,
-        "refunded": False,
-        "refunded_at": None,
-        "refunded_amount": 0,
-        **extra,
-    }
 
 
 def test_lemonsqueezy_mrr_and_months(fake_providers):
@@ -221,19 +180,6 @@ def test_polar_429_then_success(fake_providers):
 
 
 # --- Gumroad (no subscription data) ------------------------------------------------------------
-
-
-def sale(sid: int, price: int, created: str, **extra: object) -> dict:
-    return {
-        "id": f"sale_{sid}",
-        "email": f"buyer{sid % 3}@example.com",
-        "price": price,
-        "currency": "usd",
-        "created_at": created,
-        "refunded": False,
-        "partially_refunded": False,
-        **extra,
-    }
 
 
 def test_gumroad_has_total_revenue_but_no_mrr(fake_providers):

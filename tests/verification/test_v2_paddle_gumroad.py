@@ -12,14 +12,15 @@ a case can have either. Gumroad sales follow its sale object (`price` in US cent
 
 import pytest
 
-from tests.support.verification_fakes import gumroad_routes, paddle_routes, rows
-from tests.verification.test_more_providers import (
+from tests.support.provider_rows import (
+    paddle_adjustment,
     paddle_price,
     paddle_subscription,
     paddle_transaction,
     sync,
     verified,
 )
+from tests.support.verification_fakes import gumroad_routes, paddle_routes, rows
 
 pytestmark = pytest.mark.django_db
 
@@ -54,27 +55,6 @@ def paddle_txn(
     if to_balance is not None:
         totals["credit_to_balance"] = str(to_balance)
     return transaction
-
-
-def paddle_adjustment(aid: str, action: str, tid: str, total: int, tax: int, created: str):
-    return {
-        "id": aid,
-        "action": action,
-        "transaction_id": tid,
-        "subscription_id": None,
-        "customer_id": "ctm_1",
-        "reason": "chargeback" if "chargeback" in action else "requested",
-        "credit_applied_to_balance": None,
-        "currency_code": "USD",
-        "status": "approved",
-        "type": "full",
-        "totals": {
-            "subtotal": str(total - tax), "tax": str(tax), "total": str(total),
-            "fee": "0", "earnings": str(total - tax), "currency_code": "USD",
-        },
-        "created_at": created,
-        "updated_at": created,
-    }  # fmt: skip
 
 
 def test_paddle_a_chargeback_is_money_returned_and_a_reversed_one_nets_to_zero(fake_providers):

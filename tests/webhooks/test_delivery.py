@@ -17,19 +17,26 @@ from standardwebhooks.webhooks import Webhook
 
 from founders.services import startup_create, startup_update
 from startups.models import Startup
-from tests.startups.test_changes import PROFILE, admin_client, admin_form, stripe_connected
+from tests.support.admin import admin_form, operator_client
 from tests.support.factories import (
+    PROFILE,
     bearer,
     make_account,
     make_api_key,
+    make_pro_key,
     make_startup,
     make_subscription,
     make_verification,
 )
 from tests.support.fake_server import Stream, answer
 from tests.support.webhook_receiver import Receiver
-from tests.support.webhooks import ENDPOINTS, drain, register, verified_events
-from verification.services import revenue_sync
+from tests.support.webhooks import (
+    ENDPOINTS,
+    drain,
+    every_kind_of_write,
+    register,
+    verified_events,
+)
 from webhooks.limits import EVENT_TYPES, EVENTS_PER_MONTH, RETRY_DELAYS
 from webhooks.models import Delivery, Endpoint
 from webhooks.transport import post
@@ -47,25 +54,7 @@ def test_signed_events_for_founder_edits_syncs_unpublish_and_delete(
         assert set(endpoint["events"]) == set(EVENT_TYPES)
         drain()  # the delivery process's first run: its checkpoint starts here
 
-        admin_client(client)  # signs the client in as an operator
-        founder = make_account()
-        startup = startup_create(owner=founder, profile=PROFILE, mrr=100)
-        drain()
-        startup_update(startup=startup, profile={**PROFILE, "name": "Acme 2"}, mrr=100)
-        drain()
-        connection = stripe_connected(fake_providers, slug=startup.slug)
-        revenue_sync(connection=connection, now=timezone.now())
-        drain()
-        url = f"/admin/startups/startup/{startup.pk}/change/"
-        unpublish = admin_form(name="Acme 2", slug=startup.slug, is_published=None)
-        assert client.post(url, unpublish).status_code == 302
-        other = startup_create(owner=founder, profile={**PROFILE, "name": "Other"}, mrr=5)
-        drain()
-        assert (
-            client.post(f"/admin/startups/startup/{other.pk}/delete/", {"post": "yes"}).status_code
-            == 302
-        )
-        drain()
+        every_kind_of_write(client, fake_providers, created_mrr=100, renamed="Acme 2")
 
         events = verified_events(receiver, endpoint["secret"])
     types = [event["type"] for event in events]
@@ -282,8 +271,7 @@ def _list(api_client, raw) -> dict[str, dict]:
 
 
 def test_a_mirror_kept_by_webhooks_alone_equals_the_api(api_client, client):
-    key, raw = make_api_key()
-    make_subscription(account=key.account)
+    key, raw = make_pro_key()
     for n in range(4):
         make_startup(f"S{n}", owner=make_account(), slug=f"s{n}", mrr=100 * (n + 1))
     with Receiver() as receiver:
@@ -299,7 +287,7 @@ def test_a_mirror_kept_by_webhooks_alone_equals_the_api(api_client, client):
         new = startup_create(owner=founder, profile={**PROFILE, "name": "Fresh"}, mrr=50)
         s1 = Startup.objects.get(slug="s1")
         startup_update(startup=s1, profile={"name": "S1 renamed", "category": "Tools"}, mrr=999)
-        admin_client(client)
+        operator_client(client)
         assert (
             client.post(
                 f"/admin/startups/startup/{Startup.objects.get(slug='s2').pk}/delete/",

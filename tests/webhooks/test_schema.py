@@ -11,22 +11,18 @@ from django.utils import timezone
 from jsonschema import Draft202012Validator
 from standardwebhooks.webhooks import Webhook
 
-from founders.services import startup_create, startup_update
 from quota.models import MonthlyUsage
 from startups.changes import CREATED, startup_change_record
 from startups.models import Startup
-from tests.startups.test_changes import PROFILE, admin_client, admin_form, stripe_connected
 from tests.support.contract import openapi_document
 from tests.support.factories import (
     bearer,
-    make_account,
     make_api_key,
     make_startup,
     make_verification,
 )
 from tests.support.webhook_receiver import Receiver
-from tests.support.webhooks import ENDPOINTS, drain, register
-from verification.services import revenue_sync
+from tests.support.webhooks import ENDPOINTS, drain, every_kind_of_write, register
 from webhooks.limits import EVENT_TYPES, RETRY_DELAYS
 from webhooks.schema import component_name
 
@@ -62,22 +58,7 @@ def test_every_event_the_sender_emits_validates_against_its_documented_schema(
             api_client, raw, receiver.base_url + "/hooks", revenueThresholdPercent=0
         )
         drain()
-        admin_client(client)
-        founder = make_account()
-        startup = startup_create(owner=founder, profile=PROFILE, mrr=None)
-        drain()
-        startup_update(startup=startup, profile={**PROFILE, "name": "Acme <2>"}, mrr=100)
-        drain()
-        connection = stripe_connected(fake_providers, slug=startup.slug)
-        revenue_sync(connection=connection, now=timezone.now())
-        drain()
-        url = f"/admin/startups/startup/{startup.pk}/change/"
-        unpublish = admin_form(name="Acme 2", slug=startup.slug, is_published=None)
-        assert client.post(url, unpublish).status_code == 302
-        other = startup_create(owner=founder, profile={**PROFILE, "name": "Other"}, mrr=5)
-        drain()
-        assert client.post(f"/admin/startups/startup/{other.pk}/delete/", {"post": "yes"})
-        drain()
+        every_kind_of_write(client, fake_providers, created_mrr=None, renamed="Acme <2>")
         # Figures that age without a write: a status change with no sequence number.
         aging = make_startup("Aging", slug="aging", mrr=10)
         make_verification(aging, verified_at=timezone.now())
