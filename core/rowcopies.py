@@ -206,3 +206,96 @@ class Checkpoint:
         for copies in self.copies:
             copies.drop(touched)
         self.sequence = upto
+
+
+class AnswerCopies:
+    """A bounded per-process map of answers made of several startups (a search's matches, a
+    profile): each one lives until a change applied to a startup it shows, or to one that
+    may now join it, and for its epoch only.
+
+    An answer is kept with its scope: `ids`, the startups it shows (None: it follows every
+    change), and `joins(row)`, which says whether a startup read anew after a change may now
+    be in it (None: only its own startups matter). `read(ids)` reads the startups that
+    changed, for the answers that have a `joins`, once per applied sequence, from the primary:
+    {id: row} of those that may be in any answer at all."""
+
+    def __init__(
+        self,
+        checkpoint: "Checkpoint",
+        *,
+        max_entries: int,
+        seconds: Callable[[], float],
+        read: Callable[[set[int]], dict[int, Any]],
+    ):
+        self.max_entries = max_entries
+        self._seconds = seconds
+        self._read = read
+        # key -> (epoch, expires, value, sequence, ids, joins)
+        self._entries: OrderedDict[Hashable, tuple] = OrderedDict()
+        self._lock = threading.Lock()
+        self._checkpoint = checkpoint
+        # The highest sequence a drop has looked at: an answer built before it is not kept.
+        self._seen = UNKNOWN
+        self.reads = 0  # `read` calls (tests)
+        checkpoint.copies.append(self)
+
+    def lookup(self, key: Hashable, stamp: Stamp | None) -> Any:
+        """The current answer for `key` for a request holding `stamp`, or None."""
+        entry = None if stamp is None else self._entries.get(key)
+        if entry is None or entry[0] != stamp[0] or entry[1] <= time.monotonic():
+            return None
+        return entry[2] if entry[3] <= stamp[1] else None
+
+    def put(
+        self,
+        key: Hashable,
+        value: Any,
+        stamp: Stamp | None,
+        *,
+        ids: Iterable[int] | None,
+        joins: Callable[[Any], bool] | None = None,
+    ) -> None:
+        """Keep `value`, an answer built from rows read after `stamp`, showing the startups
+        `ids` (None: any change drops it)."""
+        if stamp is None:
+            return
+        shown = None if ids is None else frozenset(ids)
+        expires = time.monotonic() + self._seconds()
+        with self._lock:
+            if stamp[0] != self._checkpoint.epoch or stamp[1] < self._seen:
+                return  # a change applied since the rows were read: it may be missing
+            self._entries[key] = (stamp[0], expires, value, stamp[1], shown, joins)
+            self._entries.move_to_end(key)
+            while len(self._entries) > self.max_entries:
+                self._entries.popitem(last=False)
+
+    def drop(self, startup_ids: Iterable[int]) -> None:
+        touched = set(startup_ids)
+        if not touched:
+            return
+        with self._lock:
+            last = self._checkpoint.last_change
+            self._seen = max(self._seen, *(last.get(i, UNKNOWN) for i in touched))
+            entries = list(self._entries.items())
+        rows: dict[int, Any] = {}
+        if any(entry[5] is not None for _, entry in entries):
+            self.reads += 1
+            rows = self._read(touched)
+        doomed = [
+            key
+            for key, (*_, shown, joins) in entries
+            if shown is None
+            or not touched.isdisjoint(shown)
+            or (joins is not None and any(map(joins, rows.values())))
+        ]
+        with self._lock:
+            for key in doomed:
+                self._entries.pop(key, None)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+            self._seen = UNKNOWN
+
+    def __len__(self) -> int:
+        return len(self._entries)
