@@ -41,7 +41,9 @@ def _read_changed(ids: set[int]) -> dict[int, Startup]:
     return {startup.id: startup for startup in rows}
 
 
-_AI_ANSWERS = readcache.answer_copies(1_000, _read_changed)
+# More than the identities a varied load asks (words x limits): under writes a miss here is a
+# build, since the shared entries are filed under the token.
+_AI_ANSWERS = readcache.answer_copies(5_000, _read_changed)
 # The scope of the answer being built: {"ids": [...], "joins": filters or None}.
 _SCOPE: ContextVar[dict | None] = ContextVar("ai_answer_scope", default=None)
 
