@@ -1,15 +1,21 @@
 """/api/ai and MCP answers, kept; HTTP caching of /api/ai answers (ETag, 304, Cache-Control).
 
-The answers are the rendered JSON bytes every caller gets (never anything per caller), kept
-per process and shared between servers under the data generation token (core/readcache.py),
-so a write shows on /api/ai at the same moment as on /api/v1 and MCP. Entries also end after
+The answers are the rendered JSON bytes every caller gets (never anything per caller). Each
+process keeps them row by row (core/rowcopies.py `AnswerCopies`): an answer names the
+startups it shows and, for a list, the filters a startup must pass to join it (`involves`,
+called by what builds it); a write drops only the answers showing a startup it changed or
+that the changed startup may now join, so a write shows on /api/ai at the same moment as on
+/api/v1 and MCP, and a write elsewhere leaves them be. Between servers they are shared under
+the data generation token (core/readcache.py), with their scope. Entries also end after
 AI_CACHE_SECONDS, for what changes with time alone (an add-on expiring). 304s are Django's
 conditional-GET rules (`get_conditional_response`: weak comparison, `*`).
 """
 
 import hashlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from contextvars import ContextVar
+from functools import partial
 from typing import Any
 
 import orjson
@@ -21,30 +27,77 @@ from rest_framework.request import Request
 from core import readcache
 from core.formats import site_url
 from core.renderers import JSONRenderer
+from startups.models import Startup
+from startups.selectors import ai_enabled_startups, ai_startup_may_join
 
-AI_CACHE_VERSION = "ai-v3"
-_AI_ANSWERS = readcache.LocalCache("data", max_entries=1_000)
+# v4: entries carry their scope ("ids", "joins").
+AI_CACHE_VERSION = "ai-v4"
+
+
+def _read_changed(ids: set[int]) -> dict[int, Startup]:
+    """The changed startups that may be in an answer (AI-enabled), read anew from the primary
+    (the newest token may be past what a replica has replayed)."""
+    rows = ai_enabled_startups(db=readcache.PRIMARY).filter(id__in=ids).select_related("owner")
+    return {startup.id: startup for startup in rows}
+
+
+# More than the identities a varied load asks (words x limits): under writes a miss here is a
+# build, since the shared entries are filed under the token.
+_AI_ANSWERS = readcache.answer_copies(5_000, _read_changed)
+# The scope of the answer being built: {"ids": [...], "joins": filters or None}.
+_SCOPE: ContextVar[dict | None] = ContextVar("ai_answer_scope", default=None)
+
+
+def involves(startups: Iterable[Startup], *, filters: dict | None = None) -> None:
+    """Tell the answer being built which startups it shows (in order) and, for a list
+    (`startups.selectors.ai_startup_list`), the filters it was read with: a startup that
+    passes them (`ai_startup_may_join`) after a write may join it. An answer whose build
+    never calls this follows every write."""
+    scope = _SCOPE.get()
+    if scope is None:
+        return
+    shown = list(startups)
+    scope["ids"] = [*(scope["ids"] or []), *(startup.id for startup in shown)]
+    if filters is not None:
+        lowest = shown[-1].mrr if shown else None
+        scope["joins"] = {**filters, "shown": len(shown), "lowest_mrr": lowest}
+
+
+def _joins(entry: dict) -> Callable[[Startup], bool] | None:
+    filters = entry.get("joins")
+    return None if filters is None else partial(_may_join, filters)
+
+
+def _may_join(filters: dict, startup: Startup) -> bool:
+    return ai_startup_may_join(startup, **filters)
 
 
 def ai_answer(*, identity: dict, build: Callable[[], Any]) -> dict:
-    """{"body": JSON bytes, "etag": strong validator, "built": epoch seconds} for the answer
-    named by `identity` (site, path and filters; or site, MCP tool and arguments), built by
-    `build` on a miss (read `readcache.fill_db()`); what `build` raises is never kept."""
+    """{"body": JSON bytes, "etag": strong validator, "built": epoch seconds, and the scope}
+    for the answer named by `identity` (site, path and filters; or site, MCP tool and
+    arguments), built by `build` on a miss (read `readcache.fill_db()`, call `involves`);
+    what `build` raises is never kept."""
     seconds = settings.AI_CACHE_SECONDS
     raw = orjson.dumps(identity, option=orjson.OPT_SORT_KEYS, default=str)
-    found, token = _AI_ANSWERS.lookup([raw])
-    entry = found.get(raw)
+    stamp = readcache.row_stamp()  # before the database
+    entry = _AI_ANSWERS.lookup(raw, stamp)
     now = time.time()
     if entry is not None and entry["built"] + seconds > now:
         return entry
+    token = readcache.current("data") if stamp is not None else None
     key = readcache.shared_key(AI_CACHE_VERSION, token, hashlib.sha256(raw).hexdigest())
     entry = readcache.shared_get(key)
     if entry is None:
-        body = JSONRenderer().render(build())
+        scope = {"ids": None, "joins": None}
+        reset = _SCOPE.set(scope)
+        try:
+            body = JSONRenderer().render(build())
+        finally:
+            _SCOPE.reset(reset)
         etag = f'"{hashlib.sha256(body).hexdigest()[:32]}"'
-        entry = readcache.shared_add(key, {"body": body, "etag": etag, "built": now}, seconds)
-    if token is not None:
-        _AI_ANSWERS.put(raw, entry, token)
+        entry = {"body": body, "etag": etag, "built": now, **scope}
+        entry = readcache.shared_add(key, entry, seconds)
+    _AI_ANSWERS.put(raw, entry, stamp, ids=entry["ids"], joins=_joins(entry))
     return entry
 
 

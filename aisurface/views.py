@@ -10,7 +10,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from aisurface.cache import cached_response
+from aisurface.cache import cached_response, involves
 from aisurface.serializers import (
     AiDiscoveryFilterSerializer,
     AiDiscoverySerializer,
@@ -117,6 +117,7 @@ class AiDiscoveryView(DocumentedOptions, APIView):
             filters = AiDiscoveryFilterSerializer(data=query)
             filters.is_valid()
             startups = ai_startup_list(**filters.validated_data, db=readcache.fill_db())
+            involves(startups, filters=filters.validated_data)
             return AiDiscoverySerializer(startups, context={"request": request}).data
 
         return cached_response(request, parts=raw, build=build)
@@ -150,6 +151,7 @@ class AiProfileView(DocumentedOptions, APIView):
             startup = ai_startup_get(slug=slug, db=readcache.fill_db())
             if startup is None:
                 raise NotFound(f"No AI-enabled startup with slug '{slug}'")
+            involves([startup])
             return AiProfileSerializer(startup, context={"request": request}).data
 
         return cached_response(request, parts={"slug": slug}, build=build)

@@ -269,6 +269,15 @@ def row_copies(max_entries: int) -> rowcopies.RowCopies:
     return rowcopies.RowCopies(CHECKPOINT, max_entries=max_entries, seconds=seconds)
 
 
+def answer_copies(
+    max_entries: int, read: Callable[[set[int]], dict[int, Any]]
+) -> rowcopies.AnswerCopies:
+    """Answers made of several startups, invalidated by the changes of theirs and of those
+    that may join them (`read`: those startups read again, see `rowcopies.AnswerCopies`)."""
+    seconds = lambda: settings.READ_CACHE_SECONDS  # noqa: E731 - read when kept (tests change it)
+    return rowcopies.AnswerCopies(CHECKPOINT, max_entries=max_entries, seconds=seconds, read=read)
+
+
 class LocalCache:
     """A bounded per-process map whose entries live while their kind's token is current."""
 

@@ -23,7 +23,7 @@ applies the sequence to every `RowCopies`. The reader of `Change` rows is passed
 
 import threading
 import time
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Callable, Hashable, Iterable
 from typing import Any
 
@@ -206,3 +206,124 @@ class Checkpoint:
         for copies in self.copies:
             copies.drop(touched)
         self.sequence = upto
+
+
+class AnswerCopies:
+    """A bounded per-process map of answers made of several startups (a search's matches, a
+    profile): each one lives until a change applied to a startup it shows, or to one that
+    may now join it, and for its epoch only.
+
+    An answer is kept with its scope: `ids`, the startups it shows (None: it follows every
+    change), and `joins(row)`, which says whether a startup read anew after a change may now
+    be in it (None: only its own startups matter). `read(ids)` reads the startups that
+    changed, once per applied sequence while an answer kept has a `joins`, from the primary:
+    {id: row} of those that may be in any answer at all. The last applied changes are
+    remembered (`RECENT_APPLIES`), so an answer built while one was applied is still kept
+    when that change does not touch it."""
+
+    RECENT_APPLIES = 256
+
+    def __init__(
+        self,
+        checkpoint: "Checkpoint",
+        *,
+        max_entries: int,
+        seconds: Callable[[], float],
+        read: Callable[[set[int]], dict[int, Any]],
+    ):
+        self.max_entries = max_entries
+        self._seconds = seconds
+        self._read = read
+        # key -> (epoch, expires, value, sequence, ids, joins)
+        self._entries: OrderedDict[Hashable, tuple] = OrderedDict()
+        self._lock = threading.Lock()
+        self._checkpoint = checkpoint
+        # The applied changes, newest last: [sequence, touched ids, rows read (None: not)].
+        self._recent: deque[list] = deque()
+        self._seen = UNKNOWN  # the highest sequence applied here
+        self._forgotten = UNKNOWN  # the highest sequence no longer in `_recent`
+        self.reads = 0  # `read` calls (tests)
+        checkpoint.copies.append(self)
+
+    def lookup(self, key: Hashable, stamp: Stamp | None) -> Any:
+        """The current answer for `key` for a request holding `stamp`, or None. An answer
+        kept is current for the newest applied sequence, so also for a request holding an
+        older one of its epoch (its rows are read after its token, never before)."""
+        entry = None if stamp is None else self._entries.get(key)
+        if entry is None or entry[0] != stamp[0] or entry[1] <= time.monotonic():
+            return None
+        return entry[2]
+
+    def put(
+        self,
+        key: Hashable,
+        value: Any,
+        stamp: Stamp | None,
+        *,
+        ids: Iterable[int] | None,
+        joins: Callable[[Any], bool] | None = None,
+    ) -> None:
+        """Keep `value`, an answer built from rows read after `stamp`, showing the startups
+        `ids` (None: any change drops it), unless a change applied since may be missing."""
+        if stamp is None:
+            return
+        shown = None if ids is None else frozenset(ids)
+        expires = time.monotonic() + self._seconds()
+        with self._lock:
+            if stamp[0] != self._checkpoint.epoch or stamp[1] < self._forgotten:
+                return
+            for sequence, touched, rows in self._recent:
+                if sequence > stamp[1] and _touches(touched, rows, shown, joins):
+                    return  # applied since the rows were read: it may be missing
+            self._entries[key] = (stamp[0], expires, value, stamp[1], shown, joins)
+            self._entries.move_to_end(key)
+            while len(self._entries) > self.max_entries:
+                self._entries.popitem(last=False)
+
+    def drop(self, startup_ids: Iterable[int]) -> None:
+        touched = frozenset(startup_ids)
+        if not touched:
+            return
+        with self._lock:
+            last = self._checkpoint.last_change
+            self._seen = max(self._seen, *(last.get(i, UNKNOWN) for i in touched))
+            applied = [self._seen, touched, None]
+            self._recent.append(applied)
+            while len(self._recent) > self.RECENT_APPLIES:
+                self._forgotten = self._recent.popleft()[0]
+            entries = list(self._entries.items())
+        rows = None  # not read: no answer kept here may be joined (one built meanwhile waits)
+        if any(entry[5] is not None for _, entry in entries):
+            self.reads += 1
+            rows = tuple(self._read(set(touched)).values())
+        doomed = [
+            key for key, (*_, shown, joins) in entries if _touches(touched, rows, shown, joins)
+        ]
+        with self._lock:
+            applied[2] = rows
+            for key in doomed:
+                self._entries.pop(key, None)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+            self._recent.clear()
+            self._seen = self._forgotten = UNKNOWN
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+
+def _touches(
+    touched: frozenset[int],
+    rows: tuple | None,
+    shown: frozenset[int] | None,
+    joins: Callable[[Any], bool] | None,
+) -> bool:
+    """Whether a change to `touched` (read anew as `rows`; None: not read yet) may change an
+    answer showing `shown` that a row joins when `joins` says so."""
+    if shown is None or not touched.isdisjoint(shown):
+        return True
+    if joins is None:
+        return False
+    return rows is None or any(map(joins, rows))

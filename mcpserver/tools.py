@@ -15,7 +15,7 @@ from django.conf import settings
 from django.http import HttpRequest
 from rest_framework import serializers
 
-from aisurface.cache import ai_answer
+from aisurface.cache import ai_answer, involves
 from aisurface.serializers import AiMatchSerializer, AiProfileSerializer
 from core import readcache
 from core.formats import site_url
@@ -206,11 +206,13 @@ class RevenueArguments(ToolArguments):
         return attrs
 
 
-# Tool results are kept under the data token (call_tool): what fills them reads the primary.
+# Tool results are kept as /api/ai answers are (call_tool), each naming the startups it shows
+# (`involves`): what fills them reads the primary.
 
 
 def _matches(request: HttpRequest, *, detail: bool = False, **filters: Any) -> Matches:
     startups = ai_startup_list(**filters, db=readcache.fill_db())
+    involves(startups, filters=filters)
     data = AiMatchSerializer(startups, many=True, context={"request": request}).data
     length = DETAIL_DESCRIPTION if detail else COMPACT_DESCRIPTION
     for match in data:
@@ -229,6 +231,7 @@ def _get_startup(request: HttpRequest, args: dict) -> dict:
             f"No AI-enabled startup has slug '{args['slug']}'. "
             "Call search_startups to find valid slugs."
         )
+    involves([startup])
     profile = AiProfileSerializer(startup, context={"request": request}).data
     if not args["detail"]:
         profile["description"] = cut(profile["description"], PROFILE_DESCRIPTION)
@@ -256,6 +259,7 @@ def _history(request: HttpRequest, args: dict) -> dict:
             f"No AI-enabled startup has slug '{args['slug']}'. "
             "Call search_startups to find valid slugs."
         )
+    involves([startup])
     days = list(revenue_history(startup=startup, start=args.get("from"), end=args.get("to")))
     kept = days if args["detail"] else days[-COMPACT_DAYS:]
     answer = HistorySerializer({"slug": startup.slug, "count": len(kept), "history": kept}).data
@@ -416,8 +420,9 @@ def call_tool(name: str, arguments: Any, *, request: HttpRequest) -> dict:
             budget //= 2
 
     # The same answer for every caller of the same tool and arguments on this site, kept as
-    # the /api/ai answers are (JSON bytes under the data token): a write shows on the next
-    # call, on every surface at once. A ToolError is never kept.
+    # the /api/ai answers are (JSON bytes, aisurface/cache.py): a write to a startup it shows
+    # or may now show is seen on the next call, on every surface at once; other writes leave
+    # it be. A ToolError is never kept.
     identity = {"site": site_url(request), "tool": name, "arguments": args.validated_data}
     try:
         return orjson.loads(ai_answer(identity=identity, build=build)["body"])

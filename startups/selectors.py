@@ -467,6 +467,51 @@ def ai_startup_list(
     return list(islice(filter(matches, qs.iterator(chunk_size=200)), limit))
 
 
+def ai_startup_may_join(
+    startup: Startup,
+    *,
+    query: str | None = None,
+    category: str | None = None,
+    industry: str | None = None,
+    verified: bool | None = None,
+    min_mrr: int | None = None,
+    max_mrr: int | None = None,
+    has_mrr: bool = False,
+    limit: int | None = None,
+    shown: int = 0,
+    lowest_mrr: int | None = None,
+) -> bool:
+    """Whether `startup` (AI-enabled, read with its owner) may be among `ai_startup_list`'s
+    answer to these filters, which showed `shown` startups, the last with MRR `lowest_mrr`:
+    never False for one that would be (kept /api/ai and MCP answers rely on it).
+
+    `query` is compared as SQL does (case-insensitive substring) when the text is ASCII;
+    otherwise the database's case folding decides, so the startup may match. A full answer
+    (`limit` reached) only changes for a startup ranked above its last one (MRR first)."""
+    if has_mrr and startup.mrr is None:
+        return False
+    if min_mrr is not None and (startup.mrr is None or startup.mrr < min_mrr):
+        return False
+    if max_mrr is not None and (startup.mrr is None or startup.mrr > max_mrr):
+        return False
+    owner_verified = startup.owner is not None and startup.owner.is_verified
+    if verified is not None and verified != owner_verified:
+        return False
+    texts = [startup.name, startup.description, startup.category, startup.industry]
+    if query and all(text is None or text.isascii() for text in [query, *texts]):
+        needle = query.lower()
+        if not any(text and needle in text.lower() for text in texts):
+            return False
+    categories = {slug_word(c) for c in [startup.category, *(startup.categories or [])]}
+    if (category := slug_word(category)) and category not in categories:
+        return False
+    if (industry := slug_word(industry)) and slug_word(startup.industry) != industry:
+        return False
+    if limit is None or shown < limit or lowest_mrr is None:
+        return True
+    return startup.mrr is not None and startup.mrr >= lowest_mrr
+
+
 def ai_startup_get(*, slug: str, db: str | None = None) -> Startup | None:
     """One AI-enabled startup with everything its AI profile shows, or None."""
     return _profile(ai_enabled_startups(db=db), slug)

@@ -244,3 +244,31 @@ def test_the_rank_index_is_carried_over_changes_it_does_not_hold(client, pro, se
     body = client.get("/api/v1/startups?limit=3", **pro).json()
     assert [s["rank"] for s in body["data"]] == [1, 2, 3]
     assert body["data"][0]["name"] == "Carried 1" and body["meta"]["total"] == 10
+
+
+def test_an_answer_built_while_a_change_applied_is_kept_unless_that_change_touches_it():
+    """AnswerCopies (kept /api/ai and MCP answers): a change applied between a build's token
+    and its keeping refuses the answer only when it touches it (a startup shown, or one
+    read anew that may join); the answer then serves requests holding either token."""
+    checkpoint = rowcopies.Checkpoint(
+        lambda after, upto: [(7, upto)] if upto == 11 else [(8, upto)]
+    )
+    rows = {7: "seven", 8: "eight"}
+    copies = rowcopies.AnswerCopies(
+        checkpoint,
+        max_entries=10,
+        seconds=lambda: 60,
+        read=lambda ids: {i: rows[i] for i in ids},
+    )
+    old = checkpoint.stamp("e.10")
+    copies.put("list", "kept", old, ids=[1, 2], joins=lambda row: row == "eight")
+    assert checkpoint.stamp("e.11") == ("e", 11)  # startup 7: not shown, does not join
+    copies.put("built-at-10", "also kept", old, ids=[1], joins=lambda row: row == "eight")
+    copies.put("shows-7", "refused", old, ids=[7])
+    copies.put("joined-by-7", "refused", old, ids=[1], joins=lambda row: row == "seven")
+    assert copies.lookup("list", old) == copies.lookup("list", ("e", 11)) == "kept"
+    assert copies.lookup("built-at-10", ("e", 11)) == "also kept"
+    assert copies.lookup("shows-7", ("e", 11)) is None
+    assert copies.lookup("joined-by-7", ("e", 11)) is None
+    checkpoint.stamp("e.12")  # startup 8 joins the list
+    assert copies.lookup("list", ("e", 12)) is None
