@@ -67,11 +67,11 @@ class QuotaHold(models.Model):
     expires_at = models.DateTimeField()
 
     class Meta:
-        # Every query of the holds names one caller, a month and (the charge's count of
-        # records held by answers that never went out) expires_at <= now. Holds are deleted
-        # within milliseconds, so the table is mostly dead rows until vacuumed; these
-        # indexes reach the few expired holds without visiting the caller's deleted ones
-        # (their expires_at is in the future), under the usage row's lock.
+        # The charge counts the caller's expired holds (caller, month, expires_at <= now)
+        # while it holds the usage row's lock. Holds are deleted milliseconds after they are
+        # written, so until a vacuum the table is mostly the caller's dead rows: a lookup by
+        # caller alone visited every one of them, these indexes only the few whose expiry
+        # has passed (and an index scan marks those dead for the next lookup).
         indexes = [
             models.Index(
                 fields=["account", "month", "expires_at"],
