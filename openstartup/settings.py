@@ -99,6 +99,9 @@ PUBLIC_LIST_MAX_PAGES = env_int("PUBLIC_LIST_MAX_PAGES", 20)
 # Records charged to an answer that never reached the client (a killed worker) are given back
 # after this many seconds (quota/services.py); longer than any request may take.
 QUOTA_HOLD_SECONDS = env_int("QUOTA_HOLD_SECONDS", 120)
+# On PostgreSQL the Free charge and its delivery confirmation commit without waiting for the
+# WAL flush (quota/services.py says what a database crash can cost); 1 makes them wait.
+QUOTA_SYNCHRONOUS_COMMIT = env_bool("QUOTA_SYNCHRONOUS_COMMIT", False)
 # Per-process copies of hot reads (keys and plans, profiles, list rows, AI answers), kept exact
 # by generation tokens in the database (core/readcache.py); also the longest an unchanged
 # copy is kept. 0 turns copies off (and shared entries then only age out).

@@ -346,6 +346,45 @@ def test_the_statements_of_every_free_request_are_prepared_once(client):
     assert any(sql.startswith("DELETE FROM quota_quotahold") for sql in prepared)
 
 
+def synchronous_commit() -> str:
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW synchronous_commit")
+        return cursor.fetchone()[0]
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="synchronous_commit: PostgreSQL")
+@pytest.mark.parametrize("wait", [False, True])
+def test_the_charge_and_the_delivery_commit_without_waiting_for_the_wal_flush(
+    db, client, settings, wait
+):
+    """A charge that waited for the WAL flush held the usage row's lock through an fsync: one
+    account's Free requests queued behind each other's disk writes. The test's transaction
+    wraps the request, so the setting its statements made for it is still visible; the
+    operator's QUOTA_SYNCHRONOUS_COMMIT=1 leaves it as it was."""
+    settings.QUOTA_SYNCHRONOUS_COMMIT = wait
+    make_startups(12)
+    _, raw = make_api_key()
+    response = client.get(LIST, **bearer(raw))
+    assert response.status_code == 200
+    assert synchronous_commit() == ("on" if wait else "off")
+    assert used_by(MonthlyUsage.objects.get().account) == 10
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="synchronous_commit: PostgreSQL")
+@pytest.mark.django_db(transaction=True)
+def test_the_asynchronous_commit_never_outlives_its_statement(client):
+    """No session state (PgBouncer in transaction mode hands the connection to another
+    client): after a Free answer, the connection commits synchronously again."""
+    make_startups(12)
+    _, raw = make_api_key()
+    for _ in range(2):
+        response = client.get(LIST, **bearer(raw))
+        assert response.status_code == 200
+        assert synchronous_commit() == "on"
+    assert used_by(MonthlyUsage.objects.get().account) == 20
+    assert not QuotaHold.objects.exists()
+
+
 def test_clearing_the_cache_does_not_reset_the_allowance(api_client, api_key, startups):
 
     _, raw = api_key

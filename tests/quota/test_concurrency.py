@@ -13,11 +13,12 @@ from pathlib import Path
 import httpx
 import pytest
 from django.db import connections
+from django.test import Client
 
-from quota.models import MonthlyUsage
+from quota.models import MonthlyUsage, QuotaHold
 from quota.plans import FREE
 from quota.services import Caller, QuotaExceeded, quota_refund, quota_reserve
-from tests.support.factories import make_account, make_api_key, make_startups
+from tests.support.factories import bearer, make_account, make_api_key, make_startups
 from tests.support.processes import process_env, skip_unless_the_database_can_be_shared
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -86,6 +87,33 @@ def test_parallel_reservations_with_refunds_never_lose_a_count():
     used = MonthlyUsage.objects.get(account_id=caller.account_id).used
     assert used == sum(served)
     assert used <= 100
+
+
+@pytest.mark.django_db(transaction=True)
+def test_parallel_free_requests_serve_and_confirm_exactly_the_allowance():
+    """Free requests of one key from many threads at once, each answer closed as a WSGI server
+    would (the test client does; its delivery confirmed, on PostgreSQL without waiting for the
+    WAL flush): exactly the allowance is served and counted, and no hold is left to give
+    records back."""
+    make_startups(15)
+    key, raw = make_api_key()
+    served: list[int] = []
+    statuses: set[int] = set()
+
+    def work() -> None:
+        client = Client()
+        while True:
+            response = client.get("/api/v1/startups", {"limit": 3}, **bearer(raw))
+            statuses.add(response.status_code)
+            if response.status_code != 200:
+                return
+            served.append(len(response.json()["data"]))
+
+    run_in_threads(work)
+    assert statuses == {200, 429}
+    assert sum(served) == 100
+    assert MonthlyUsage.objects.get(account=key.account).used == 100
+    assert not QuotaHold.objects.exists()
 
 
 # Two real server instances
