@@ -11,13 +11,12 @@ from django.utils import timezone
 from core import readcache
 from restapi.profiles import PROFILES
 from startups import pagecache
-from startups.models import Change, Startup
+from startups.models import Change
 from startups.selectors import StartupFilters
 from startups.serializers import StartupListSerializer
+from tests.support.connectors import stripe_connection
 from tests.support.factories import make_api_key, make_subscription
-from tests.support.verification_fakes import NOW, stripe_account
-from verification.connections import provider_connection_connect
-from verification.models import ProviderConnection
+from tests.support.verification_fakes import NOW
 from verification.services import revenue_sync
 
 pytestmark = pytest.mark.django_db
@@ -40,14 +39,6 @@ def pro(db) -> dict:
     return {"HTTP_X_API_KEY": raw}
 
 
-def connected(fake) -> ProviderConnection:
-    startup = Startup.objects.create(name="Acme", slug="acme")
-    fake.account("rk_live_fresh1", stripe_account(charged=int(NOW.timestamp()) - 86_400))
-    return provider_connection_connect(
-        startup=startup, provider="stripe", raw_key="rk_live_fresh1", api_base=fake.base_url
-    )
-
-
 def read_all(client, headers: dict) -> dict:
     """The sync time and status as the detail and the list show them, in both key styles."""
     detail = client.get("/api/v1/startups/acme", **headers).json()["data"]
@@ -68,7 +59,7 @@ def read_all(client, headers: dict) -> dict:
 
 
 def test_a_sync_that_changed_nothing_shows_its_time_at_once(client, pro, fake_providers):
-    connection = connected(fake_providers)
+    connection = stripe_connection(fake_providers)
     revenue_sync(connection=connection, now=FIRST)
     before = read_all(client, pro)  # fills every copy
     page_before = client.get("/startups/acme").content.decode()
@@ -92,7 +83,7 @@ def test_a_sync_that_changed_nothing_shows_its_time_at_once(client, pro, fake_pr
 
 def test_the_snake_case_rows_show_the_sync_time_too(client, pro, fake_providers):
     """The kept list rows as the serializer shapes them (snake_case: what the pages render)."""
-    connection = connected(fake_providers)
+    connection = stripe_connection(fake_providers)
     revenue_sync(connection=connection, now=FIRST)
     client.get("/api/v1/startups", **pro)  # keeps the rows
     revenue_sync(connection=connection, now=SECOND)
@@ -104,7 +95,7 @@ def test_the_snake_case_rows_show_the_sync_time_too(client, pro, fake_providers)
 def test_the_copies_stay_across_such_a_sync(client, pro, fake_providers, django_assert_num_queries):
     """The profile is not rendered again nor its rows read again: one small query reads the
     sync times beside the copies, once per process per sync, and none while nothing synced."""
-    connection = connected(fake_providers)
+    connection = stripe_connection(fake_providers)
     revenue_sync(connection=connection, now=FIRST)
     read_all(client, pro)
     kept_profile, kept_rows = dict(PROFILES._entries), dict(pagecache.LIST_ROWS._entries)
