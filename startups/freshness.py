@@ -74,7 +74,7 @@ def sync_times(ids: list[int], db: str) -> dict[int, Freshness]:
     return {startup_id: (at, status) for startup_id, at, status in rows}
 
 
-FRESHNESS = Beside(sync_times, max_entries=50_000, missing=(None, None))
+FRESHNESS = Beside(sync_times, max_entries=20_000, missing=(None, None))
 
 
 def freshness_of(startup: Startup) -> Freshness:

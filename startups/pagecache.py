@@ -4,9 +4,9 @@ the public list page), on the read cache's mechanism (core/readcache.py).
 A list page's expensive parts (exact total, which startups are on the page, their ranks) are
 kept as a "skeleton" per filter set and page; its rows as per-startup copies by id, their sync
 time read beside them (startups/freshness.py `FRESHNESS`: a sync may stamp it with no Change
-row). The rank
-index (startups/rankindex.py) answers totals and ranks by binary search; this process keeps
-one under the data token and shares it through the cache (Redis) with the others.
+row). The rank index (startups/rankindex.py) answers totals and ranks by binary search; this
+process keeps one under the data token and shares it through the cache (Redis) with the
+others.
 """
 
 import hashlib
