@@ -1,9 +1,11 @@
 """The read cache's mechanism: its staleness rule and its stores (no app imported here).
 
-One rule. Each kind of data ("auth": keys, accounts, subscriptions; "data": the startups) has
-a random generation token kept in the database (`core.models.Generation`). Every write that
-changes a kind replaces its token in the same transaction (`bump`, called for the models each
-app registers in its apps.py: core/invalidation.py). A request reads all tokens in one small
+One rule. Each kind of data ("auth": keys, accounts, subscriptions; "data": the startups;
+"fresh": the sync times a sync that changed nothing stamps, read beside the copies:
+core/beside.py) has a random generation token kept in the database
+(`core.models.Generation`). Every write that changes a kind replaces its token in the same
+transaction (`bump`, called for the models each app registers in its apps.py:
+core/invalidation.py). A request reads all tokens in one small
 query the first time it needs one, and anything cached is used only under the token it was
 built with. So every server answers alike from the moment a write commits, and nothing the
 shared cache (Redis) does (paused, partitioned, restarted from an old snapshot, failed over)
