@@ -9,12 +9,14 @@ the kept copies stay, and these fields are read beside them (`FRESHNESS`, core/b
 rather than from inside them, so the new time shows on every server at once.
 """
 
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 from django.conf import settings
+from django.db import connections
 from django.http import HttpRequest
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 
 from core import readcache
 from core.beside import Beside
@@ -65,13 +67,30 @@ NOT_READ = "not-read"
 
 
 def sync_times(ids: list[int], db: str) -> dict[int, Freshness]:
-    """The freshness of the verified startups among `ids`, in one query."""
-    rows = (
-        Verification.objects.using(db)
-        .filter(startup_id__in=ids)
-        .values_list("startup_id", "verified_at", "startup__provider_connection__status")
+    """The freshness of the verified startups among `ids`, in one query (plain SQL: the ORM's
+    compile took more than half of its 1.5 ms for a page of 50 on PostgreSQL)."""
+    connection = connections[db]
+    quote = connection.ops.quote_name
+    verifications = quote(Verification._meta.db_table)
+    linked = quote(Startup._meta.get_field("provider_connection").related_model._meta.db_table)
+    marks = ", ".join(["%s"] * len(ids))  # the ids are parameters; only names are formatted in
+    sql = (
+        f"SELECT v.startup_id, v.verified_at, c.status FROM {verifications} v"  # noqa: S608
+        f" LEFT JOIN {linked} c ON c.startup_id = v.startup_id WHERE v.startup_id IN ({marks})"
     )
-    return {startup_id: (at, status) for startup_id, at, status in rows}
+    with connection.cursor() as cursor:
+        cursor.execute(sql, ids)
+        rows = cursor.fetchall()
+    return {startup_id: (_aware(at), status) for startup_id, at, status in rows}
+
+
+def _aware(value: datetime | str | None) -> datetime | None:
+    """A timestamp column as read by plain SQL (SQLite hands back its text form)."""
+    if isinstance(value, str):
+        value = parse_datetime(value)
+    if value is not None and timezone.is_naive(value):
+        value = timezone.make_aware(value, UTC)
+    return value
 
 
 FRESHNESS = Beside(sync_times, max_entries=20_000, missing=(None, None))
