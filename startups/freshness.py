@@ -21,6 +21,7 @@ from django.utils.dateparse import parse_datetime
 from core import readcache
 from core.beside import Beside
 from core.formats import iso_timestamp, site_url
+from core.postgresql import prepared_cursor
 from startups.changes import nothing_visible
 from startups.models import Startup, Verification
 
@@ -73,13 +74,16 @@ def sync_times(ids: list[int], db: str) -> dict[int, Freshness]:
     quote = connection.ops.quote_name
     verifications = quote(Verification._meta.db_table)
     linked = quote(Startup._meta.get_field("provider_connection").related_model._meta.db_table)
-    marks = ", ".join(["%s"] * len(ids))  # the ids are parameters; only names are formatted in
+    if connection.vendor == "postgresql":  # one statement for any number of ids: prepared
+        where, params = "= ANY(%s)", [list(ids)]
+    else:
+        where, params = f"IN ({', '.join(['%s'] * len(ids))})", list(ids)
     sql = (
         f"SELECT v.startup_id, v.verified_at, c.status FROM {verifications} v"  # noqa: S608
-        f" LEFT JOIN {linked} c ON c.startup_id = v.startup_id WHERE v.startup_id IN ({marks})"
-    )
-    with connection.cursor() as cursor:
-        cursor.execute(sql, ids)
+        f" LEFT JOIN {linked} c ON c.startup_id = v.startup_id WHERE v.startup_id {where}"
+    )  # the ids are parameters; only names are formatted in
+    with prepared_cursor(connection) as cursor:
+        cursor.execute(sql, params)
         rows = cursor.fetchall()
     return {startup_id: (_aware(at), status) for startup_id, at, status in rows}
 
