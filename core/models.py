@@ -10,7 +10,7 @@ from django.db import models
 
 
 class Generation(models.Model):
-    """The current generation token of one kind of cached data ("auth" or "data").
+    """The current generation token of one kind of cached data ("auth", "data" or "fresh").
 
     Every write that changes that kind replaces the token in the same transaction, so a
     per-process copy built under an older token is never served again, by any server, from the

@@ -1,9 +1,11 @@
 """The read cache's mechanism: its staleness rule and its stores (no app imported here).
 
-One rule. Each kind of data ("auth": keys, accounts, subscriptions; "data": the startups) has
-a random generation token kept in the database (`core.models.Generation`). Every write that
-changes a kind replaces its token in the same transaction (`bump`, called for the models each
-app registers in its apps.py: core/invalidation.py). A request reads all tokens in one small
+One rule. Each kind of data ("auth": keys, accounts, subscriptions; "data": the startups;
+"fresh": the sync times a sync that changed nothing stamps, read beside the copies:
+core/beside.py) has a random generation token kept in the database
+(`core.models.Generation`). Every write that changes a kind replaces its token in the same
+transaction (`bump`, called for the models each app registers in its apps.py:
+core/invalidation.py). A request reads all tokens in one small
 query the first time it needs one, and anything cached is used only under the token it was
 built with. So every server answers alike from the moment a write commits, and nothing the
 shared cache (Redis) does (paused, partitioned, restarted from an old snapshot, failed over)
@@ -57,8 +59,11 @@ from core import dbdeadline, replica, rowcopies, tokenwatch
 from core.models import GENERATION_TOKENS_SQL, Generation, generation_tokens
 from core.postgresql import prepared_rows
 
-Kind = Literal["auth", "data"]
-KINDS: tuple[Kind, ...] = ("auth", "data")
+# "fresh": the sync times a sync that changed nothing stamps (no Change row, the data token
+# kept): fields read beside the kept copies (core/beside.py), never inside them.
+Kind = Literal["auth", "data", "fresh"]
+KINDS: tuple[Kind, ...] = ("auth", "data", "fresh")
+WATCHED: tuple[Kind, ...] = ("data", "fresh")  # a lag of milliseconds is harmless for these
 PRIMARY = "default"
 
 # The tokens read during the current request: None outside a request (read afresh each time),
@@ -159,8 +164,8 @@ def current(kind: Kind) -> str | None:
         return read_tokens().get(kind)
     if kind in tokens:
         return tokens[kind]
-    if kind == "data" and (watched := _watched_data_token()) is not None:
-        tokens["data"] = watched
+    if kind in WATCHED and (watched := _watched_token(kind)) is not None:
+        tokens[kind] = watched
         return watched
     # One query for every kind; a data token the request already holds stays.
     tokens.update({**read_tokens(), **tokens})
@@ -170,14 +175,14 @@ def current(kind: Kind) -> str | None:
 TOKEN_WATCH = tokenwatch.TokenWatch(PRIMARY, generation_tokens)
 
 
-def _watched_data_token() -> str | None:
-    """The data token as this process's watch holds it, where a lag of milliseconds is
-    harmless: only the data token (a revoked key or a changed plan is always read from the
-    database), never inside a transaction (which must see its own writes), and only while
-    the watch is confirmed (core/tokenwatch.py)."""
+def _watched_token(kind: Kind) -> str | None:
+    """The data (or fresh) token as this process's watch holds it, where a lag of
+    milliseconds is harmless: never the auth token (a revoked key or a changed plan is always
+    read from the database), never inside a transaction (which must see its own writes), and
+    only while the watch is confirmed (core/tokenwatch.py)."""
     if db_connections[PRIMARY].in_atomic_block or not tokenwatch.available(PRIMARY):
         return None
-    return (TOKEN_WATCH.tokens() or {}).get("data")
+    return (TOKEN_WATCH.tokens() or {}).get(kind)
 
 
 def bump(kind: Kind, token: str | None = None) -> None:

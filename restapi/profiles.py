@@ -2,33 +2,70 @@
 
 Camel-case JSON bytes of `data`; a copy lives until its startup changes (or a write the
 change sequence does not itemise). The public profile page reads the same copies.
+
+The freshness fields (`lastSyncedAt`, `verifiedAt`, the verification `status`) move without a
+Change row (a sync that found the same figures) and with time alone (`ok` turns `stale`): a
+copy keeps placeholders for them, filled on each use from `startups.freshness.FRESHNESS`.
 """
 
+import re
+import secrets
+
+import orjson
 from django.http import HttpRequest
 
 from core import readcache
 from core.formats import site_url
 from core.renderers import CamelCaseJSONRenderer
-from startups.freshness import freshness_epoch
+from startups.freshness import FRESHNESS, NOT_READ, freshness_of, shown
 from startups.selectors import startup_get
 from startups.serializers import StartupDetailSerializer
 
 PROFILES = readcache.row_copies(5_000)
 
+# Placeholders no founder can type (random per process), and the pattern that finds them in a
+# rendered body: (`synced` or `status`).
+_NONCE = secrets.token_hex(12)
+SYNCED, STATUS = f"fresh:{_NONCE}:synced", f"fresh:{_NONCE}:status"
+_SLOT = re.compile(rb'"fresh:' + _NONCE.encode() + rb':(synced|status)"')
+
 
 def startup_profile_json(*, slug: str, request: HttpRequest) -> bytes | None:
     """The `data` object of /api/v1/startups/{slug} as JSON bytes, or None when there is no
     such published startup. Links in it are absolute, so copies are kept per site address."""
-
-    # Keyed by the minute too: the verification `status` turns `stale` with time alone.
-    key = (site_url(request), slug, freshness_epoch())
+    key = (site_url(request), slug)
     stamp = readcache.row_stamp()
     if (found := PROFILES.lookup([key], stamp).get(key)) is not None:
-        return found
+        startup_id, parts = found
+        usable = lambda value: value[1] != NOT_READ  # noqa: E731 - a list row's lacks the status
+        return _filled(parts, FRESHNESS.values([startup_id], usable=usable)[startup_id])
+    position = FRESHNESS.position()
     startup = readcache.fills_cache(startup_get)(slug=slug)
     if startup is None:
         return None
     data = StartupDetailSerializer(startup, context={"request": request}).data
-    body = CamelCaseJSONRenderer().render(data)
-    PROFILES.put(key, body, startup.pk, stamp)
-    return body
+    freshness = freshness_of(startup)
+    FRESHNESS.seed(startup.pk, freshness, position)
+    parts = _parts(CamelCaseJSONRenderer().render(_with_slots(data)))
+    PROFILES.put(key, (startup.pk, parts), startup.pk, stamp)
+    return _filled(parts, freshness)
+
+
+def _with_slots(data: dict) -> dict:
+    """`data` with placeholders where the freshness fields are (none where they are null)."""
+    if data["revenue"]["last_synced_at"] is not None:
+        data["revenue"]["last_synced_at"] = SYNCED
+    if (verification := data["verification"]) is not None:
+        verification.update(status=STATUS, last_synced_at=SYNCED, verified_at=SYNCED)
+    return data
+
+
+def _parts(body: bytes) -> tuple[bytes, ...]:
+    """The body split around its placeholders: text, slot name, text, slot name, ... text."""
+    return tuple(_SLOT.split(body))
+
+
+def _filled(parts: tuple[bytes, ...], freshness: tuple) -> bytes:
+    synced, status = shown(freshness)
+    values = {b"synced": orjson.dumps(synced), b"status": orjson.dumps(status)}
+    return b"".join(part if i % 2 == 0 else values[part] for i, part in enumerate(parts))

@@ -3,16 +3,26 @@
 `status` is `key_revoked` or `error` when the provider's last answer says so (the last good
 figures are kept, never zeroed); otherwise `ok` while the last successful sync is younger than
 VERIFICATION_STALE_HOURS, `stale` after. `last_synced_at` is the last successful sync.
+
+A sync that found the same figures only stamps its time (`verification_stamp`): no Change row,
+the kept copies stay, and these fields are read beside them (`FRESHNESS`, core/beside.py)
+rather than from inside them, so the new time shows on every server at once.
 """
 
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 from django.conf import settings
+from django.db import connections
 from django.http import HttpRequest
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 
-from core.formats import site_url
+from core import readcache
+from core.beside import Beside
+from core.formats import iso_timestamp, site_url
+from core.postgresql import prepared_cursor
+from startups.changes import nothing_visible
 from startups.models import Startup, Verification
 
 OK, STALE, KEY_REVOKED, ERROR = "ok", "stale", "key_revoked", "error"
@@ -51,7 +61,66 @@ def methodology_url(request: HttpRequest | None, version: str = METHODOLOGY_VERS
     return site_url(request) + reverse("methodology", kwargs={"version": version})
 
 
-def freshness_epoch() -> int:
-    """A number that changes every minute: rendered copies that show a status are keyed by it,
-    so `ok` turns `stale` on time without any write."""
-    return int(timezone.now().timestamp() // 60)
+# (verified_at, the provider connection's status) of a startup; (None, None) unverified. A list
+# row knows only the first: it hands NOT_READ for the second.
+Freshness = tuple[datetime | None, str | None]
+NOT_READ = "not-read"
+
+
+def sync_times(ids: list[int], db: str) -> dict[int, Freshness]:
+    """The freshness of the verified startups among `ids`, in one query (plain SQL: the ORM's
+    compile took more than half of its 1.5 ms for a page of 50 on PostgreSQL)."""
+    connection = connections[db]
+    quote = connection.ops.quote_name
+    verifications = quote(Verification._meta.db_table)
+    linked = quote(Startup._meta.get_field("provider_connection").related_model._meta.db_table)
+    if connection.vendor == "postgresql":  # one statement for any number of ids: prepared
+        where, params = "= ANY(%s)", [list(ids)]
+    else:
+        where, params = f"IN ({', '.join(['%s'] * len(ids))})", list(ids)
+    sql = (
+        f"SELECT v.startup_id, v.verified_at, c.status FROM {verifications} v"  # noqa: S608
+        f" LEFT JOIN {linked} c ON c.startup_id = v.startup_id WHERE v.startup_id {where}"
+    )  # the ids are parameters; only names are formatted in
+    with prepared_cursor(connection) as cursor:
+        cursor.execute(sql, params)
+        rows = cursor.fetchall()
+    return {startup_id: (_aware(at), status) for startup_id, at, status in rows}
+
+
+def _aware(value: datetime | str | None) -> datetime | None:
+    """A timestamp column as read by plain SQL (SQLite hands back its text form)."""
+    if isinstance(value, str):
+        value = parse_datetime(value)
+    if value is not None and timezone.is_naive(value):
+        value = timezone.make_aware(value, UTC)
+    return value
+
+
+FRESHNESS = Beside(sync_times, max_entries=20_000, missing=(None, None))
+
+
+def freshness_of(startup: Startup) -> Freshness:
+    """What a copy built from `startup` (its verification and connection loaded) shows."""
+    verification = getattr(startup, "verification", None)
+    if verification is None:
+        return None, None
+    connection = getattr(startup, "provider_connection", None)
+    return verification.verified_at, connection and connection.status
+
+
+def shown(freshness: Freshness, *, now: datetime | None = None) -> tuple[str | None, str | None]:
+    """(last_synced_at as ISO text, verification status) as every surface shows them."""
+    at, connection_status = freshness
+    if at is None:
+        return None, None
+    return iso_timestamp(at), status_of(at, connection_status, now=now)
+
+
+def verification_stamp(*, startup: Startup, at: datetime) -> None:
+    """A sync that found the same figures: only its time is stamped. Nothing anyone sees
+    changed but the freshness fields, so no Change row and the data token stays (the kept
+    copies with it); the fresh token moves, so every server reads the new time beside them."""
+    Verification.objects.filter(startup=startup).update(verified_at=at)
+    nothing_visible()
+    readcache.bump("fresh")

@@ -2,9 +2,11 @@
 the public list page), on the read cache's mechanism (core/readcache.py).
 
 A list page's expensive parts (exact total, which startups are on the page, their ranks) are
-kept as a "skeleton" per filter set and page; its rows as per-startup copies by id. The rank
-index (startups/rankindex.py) answers totals and ranks by binary search; this process keeps
-one under the data token and shares it through the cache (Redis) with the others.
+kept as a "skeleton" per filter set and page; its rows as per-startup copies by id, their sync
+time read beside them (startups/freshness.py `FRESHNESS`: a sync may stamp it with no Change
+row). The rank index (startups/rankindex.py) answers totals and ranks by binary search; this
+process keeps one under the data token and shares it through the cache (Redis) with the
+others.
 """
 
 import hashlib
@@ -27,6 +29,7 @@ from django.db.models.base import ModelState
 from core import dbdeadline, readcache
 from core.models import Generation
 from startups import rankindex, rankmoves, selectors
+from startups.freshness import FRESHNESS, NOT_READ
 from startups.models import Startup
 from startups.selectors import After, StartupFilters, StartupPage, encode_cursor
 
@@ -349,15 +352,21 @@ def _ranked_rows(ids: list[int], ranks: list[int | None]) -> list[Startup]:
     primary key for the missing ones; a startup unpublished since is left out."""
     stamp = readcache.row_stamp() if ids else None
     rows = LIST_ROWS.lookup(ids, stamp)
+    # The sync time of kept rows is read beside them (a sync may have stamped it since).
+    fresh = FRESHNESS.values(list(rows), usable=lambda value: True)
     missing = [startup_id for startup_id in ids if startup_id not in rows]
     if missing:
+        position = FRESHNESS.position()
         for startup_id, startup in selectors.list_rows(missing, db=readcache.fill_db()).items():
             rows[startup_id] = kept = _kept_row(startup)
             LIST_ROWS.put(startup_id, kept, startup_id, stamp)
+            FRESHNESS.seed(startup_id, (startup.synced_at, NOT_READ), position, partial=True)
     startups = []
     for startup_id, rank in zip(ids, ranks, strict=True):
         if (kept := rows.get(startup_id)) is not None:
-            startups.append(_row(kept, rank))
+            startups.append(startup := _row(kept, rank))
+            if startup_id in fresh:
+                startup.synced_at = fresh[startup_id][0]
     return startups
 
 
@@ -391,12 +400,13 @@ def _sql_page(
     *, filters: StartupFilters, offset: int, limit: int, after: After | None
 ) -> StartupPage:
     """`selectors.startup_page` read from the primary, its rows kept as copies."""
-    stamp = readcache.row_stamp()  # before the rows are read
+    stamp, position = readcache.row_stamp(), FRESHNESS.position()  # before the rows are read
     page = selectors.startup_page(
         filters=filters, offset=offset, limit=limit, after=after, db=readcache.fill_db()
     )
     for startup in page.startups:
         LIST_ROWS.put(startup.id, _kept_row(startup), startup.id, stamp)
+        FRESHNESS.seed(startup.id, (startup.synced_at, NOT_READ), position, partial=True)
     return page
 
 

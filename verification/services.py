@@ -19,7 +19,7 @@ from startups.changes import (
     startup_change_record,
     verified_figures_changes,
 )
-from startups.freshness import METHODOLOGY_VERSION
+from startups.freshness import METHODOLOGY_VERSION, verification_stamp
 from startups.history import revenue_snapshot_record
 from startups.models import MonthlyRevenue, Startup, Verification
 from verification import crypto
@@ -273,8 +273,7 @@ def _write_figures(
         },
     )
     if not changed:  # nothing anyone sees changes: only the time of the sync is stamped
-        Verification.objects.filter(startup=startup).update(verified_at=now)
-        nothing_visible()
+        verification_stamp(startup=startup, at=now)
         return True
     stored = {
         "provider": provider_name,

@@ -9,6 +9,7 @@ Reads go through the same selectors and serializers as the API.
 
 from collections.abc import Callable
 from functools import wraps
+from typing import Any
 from urllib.parse import urlencode
 
 import orjson
@@ -51,19 +52,26 @@ SORT_LABELS = {
 }
 
 
-def public_page(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
-    """GET/HEAD only, the whole answer kept in the shared cache (per site address and URL)."""
+def public_page(view: Callable[..., HttpResponse] | None = None, *, fresh: bool = False) -> Any:
+    """GET/HEAD only, the whole answer kept in the shared cache (per site address and URL).
+    `fresh`: the page shows a sync time, which a sync that changed nothing moves too."""
 
-    @wraps(view)
-    def wrapped(request: HttpRequest, *args, **kwargs) -> HttpResponse:
-        seconds = settings.PUBLIC_PAGE_CACHE_SECONDS
-        if seconds <= 0:
-            return view(request, *args, **kwargs)
-        # Keyed by the data token: any write to the dataset starts every page afresh.
-        prefix = f"public-page:{readcache.current('data')}"
-        return cache_page(seconds, key_prefix=prefix)(view)(request, *args, **kwargs)
+    def decorate(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+        @wraps(view)
+        def wrapped(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+            seconds = settings.PUBLIC_PAGE_CACHE_SECONDS
+            if seconds <= 0:
+                return view(request, *args, **kwargs)
+            # Keyed by the data token: any write to the dataset starts every page afresh
+            # (and a sync's stamp those showing the sync time: the fresh token).
+            prefix = f"public-page:{readcache.current('data')}"
+            if fresh:
+                prefix += f":{readcache.current('fresh')}"
+            return cache_page(seconds, key_prefix=prefix)(view)(request, *args, **kwargs)
 
-    return require_safe(wrapped)
+        return require_safe(wrapped)
+
+    return decorate if view is None else decorate(view)
 
 
 def _detail(request: HttpRequest, slug: str) -> dict:
@@ -210,7 +218,7 @@ def startup_browse(request: HttpRequest) -> HttpResponse:
     return render(request, "startups/list.html", context)
 
 
-@public_page
+@public_page(fresh=True)
 def profile_page(request: HttpRequest, slug: str) -> HttpResponse:
     """The public profile page that profileUrl points to."""
     startup = _detail(request, slug)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from startups.models import Startup
-from tests.support.verification_fakes import NOW, FakeProviders, failing_first
+from tests.support.verification_fakes import NOW, FakeProviders, failing_first, stripe_account
 from verification.connections import provider_connection_connect
 from verification.models import ProviderConnection
 from verification.services import revenue_sync
@@ -81,3 +81,14 @@ def assert_refused_answer(
     assert words in connection.last_error
     if nothing_written:
         assert not hasattr(Startup.objects.get(pk=connection.startup.pk), "verification")
+
+
+def stripe_connection(fake: FakeProviders, *, slug: str = "acme") -> ProviderConnection:
+    """A new startup connected to a fake Stripe account with one subscription and a charge the
+    day before NOW: syncs at NOW and a few days later in the month find the same figures."""
+    startup = Startup.objects.create(name=slug.title(), slug=slug)
+    token = f"rk_live_{slug}_fresh"
+    fake.account(token, stripe_account(charged=int(NOW.timestamp()) - 86_400))
+    return provider_connection_connect(
+        startup=startup, provider="stripe", raw_key=token, api_base=fake.base_url
+    )
