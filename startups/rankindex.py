@@ -121,35 +121,32 @@ def appended(values: array, value: int) -> array:
     return values
 
 
-def inserted(values: array, place: int, value: int) -> array:
-    """`values` with `value` inserted at `place` (widened as `appended` does)."""
-    try:
-        values.insert(place, value)
-    except OverflowError:
-        values = array(WIDE, values)
-        values.insert(place, value)
-    return values
-
-
-@dataclass(frozen=True)
 class Pending:
     """Sorted places of a moved copy not computed yet: those of the index it was moved from
     (`source`, itself perhaps pending), and how the move maps them (`remap`). A move leaves
     the places of every category and kept term pending instead of copying them all (up to
-    MAX_TERM_PLACES + 1 times the dataset's size, at every write); a request remaps the ones it
-    uses, once per copy."""
+    MAX_TERM_PLACES + 1 times the dataset's size, at every write); the first use computes
+    them once, for this copy and the copies moved on from it (then the source is let go)."""
 
-    source: "array | Pending"
-    remap: Callable[[array], array]
-    size: int  # about len(): the source's, plus the places put in
-    depth: int  # pending moves in a row behind this one
+    __slots__ = ("depth", "size", "state")
+
+    def __init__(self, source: "array | Pending", remap: Callable[[array], array], size: int):
+        # (source, remap), then (places, None) once computed: one attribute, replaced whole.
+        self.state: tuple = (source, remap)
+        self.size = size  # about len(): the source's, plus the places put in
+        # Pending moves in a row behind this one (at most: some may be computed since).
+        self.depth = source.depth + 1 if isinstance(source, Pending) else 1
 
     def __len__(self) -> int:
         return self.size
 
     def resolve(self) -> array:
-        source = self.source.resolve() if isinstance(self.source, Pending) else self.source
-        return self.remap(source)
+        source, remap = self.state
+        if remap is None:
+            return source
+        places = remap(source.resolve() if isinstance(source, Pending) else source)
+        self.state = (places, None)  # two threads may both compute it: the same places
+        return places
 
 
 Places = array | Pending

@@ -19,10 +19,10 @@ from startups.models import Change
 from startups.rankindex import (
     MAX_PENDING_MOVES,
     PLACE,
+    WIDE,
     Pending,
     Places,
     RankIndex,
-    inserted,
     unaffected_by,
 )
 from startups.selectors import DEFAULT_SORT, After, after_name, published_startups, search
@@ -135,14 +135,11 @@ def moved(index: RankIndex, removed: Iterable[int], placed: list["Placed"]) -> R
         for term in entry.terms:
             in_term.setdefault(term, []).append(entry.place)
     move = partial(_pending, gone=gone, starts=starts)
-    categories = {
-        name: move(places, added=in_category.get(name, ()))
-        for name, places in index.categories.items()
-    }
+    with index._lock:  # (a request may be remapping one of them meanwhile)
+        kept, sets = list(index.terms.items()), list(index.categories.items())
+    categories = {name: move(places, added=in_category.get(name, ())) for name, places in sets}
     for name, added in in_category.items():
         categories.setdefault(name, array(PLACE, added))
-    with index._lock:
-        kept = list(index.terms.items())
     terms = OrderedDict((term, move(places, added=in_term.get(term, ()))) for term, places in kept)
     copy = RankIndex(ids=ids, neg_mrr=neg_mrr, position=position, categories=categories)
     copy.terms = terms
@@ -154,10 +151,9 @@ def _pending(places: Places, *, gone: list[int], starts: list[int], added: Itera
     """`places` as the move maps them (`_moved_places`), left for the first use to compute;
     computed now (with those it depends on) past MAX_PENDING_MOVES in a row."""
     added = tuple(added)
-    depth = places.depth + 1 if isinstance(places, Pending) else 1
     remap = partial(_moved_places, gone=gone, starts=starts, added=added)
-    pending = Pending(source=places, remap=remap, size=len(places) + len(added), depth=depth)
-    return pending.resolve() if depth > MAX_PENDING_MOVES else pending
+    pending = Pending(places, remap, len(places) + len(added))
+    return pending.resolve() if pending.depth > MAX_PENDING_MOVES else pending
 
 
 def _moved_places(
@@ -168,6 +164,17 @@ def _moved_places(
     for place in added:
         insort(found, place)
     return found
+
+
+def inserted(values: array, place: int, value: int) -> array:
+    """`values` with `value` inserted at `place`: the same array, or a wider copy when
+    `value` does not fit its items (rankindex.NARROW -> WIDE)."""
+    try:
+        values.insert(place, value)
+    except OverflowError:
+        values = array(WIDE, values)
+        values.insert(place, value)
+    return values
 
 
 @dataclass(frozen=True, order=True)

@@ -1,15 +1,17 @@
-"""The rank index's memory (startups/rankindex.py, startups/rankmoves.py): ids and MRRs in
-4 bytes while they fit, and a move that leaves the places of categories and terms shared
-with the index it was moved from until a request uses them. Every answer stays the one a
-fresh build gives."""
+"""What a worker keeps for lists, compact: the rank index (startups/rankindex.py,
+startups/rankmoves.py) with ids and MRRs in 4 bytes while they fit and moves that leave the
+places of categories and terms shared with the index they were moved from until a request
+uses them (every answer stays the one a fresh build gives), and list skeletons
+(startups/pagecache.py) as bytes under a 16-byte key."""
 
 import random
+import sys
 
 import pytest
 from django.db import transaction
 
 from core import readcache
-from startups import rankindex, rankmoves
+from startups import pagecache, rankindex, rankmoves
 from startups.changes import startup_change_record
 from startups.models import Startup
 from startups.selectors import StartupFilters
@@ -116,3 +118,24 @@ def test_ids_and_mrrs_take_four_bytes_and_widen_for_an_mrr_past_them():
         assert moved.total(filters, None) == fresh.total(filters, None)
         assert moved.page_ids(filters, None, 0, 5) == fresh.page_ids(filters, None, 0, 5)
     assert moved.place(big) == fresh.place(big) == 0
+
+
+@pytest.mark.django_db
+def test_a_kept_list_skeleton_is_a_few_hundred_bytes_and_serves_the_same_page(settings):
+    settings.LIST_CACHE_SECONDS = 30
+    for n in range(6):
+        make_startup(f"Kept {n}", mrr=None if n == 5 else 100 * n)
+    mrr_write(Startup.objects.first().pk, 7)
+    filters = StartupFilters(sort="name-asc")  # an order the rank index does not hold
+
+    def served() -> list:
+        page = pagecache.startup_page(filters=filters, offset=0, limit=10)
+        return [(s.slug, s.rank, s.mrr) for s in page.startups] + [page.total]
+
+    first = served()
+    (key, (_, _, skeleton)), *_ = pagecache.SKELETONS._entries.items()
+    assert len(key) == 16
+    assert all(isinstance(skeleton[part], bytes) for part in ("ids", "ranks"))
+    size = sum(sys.getsizeof(value) for value in [key, *skeleton.values()])
+    assert size < 1_000
+    assert served() == first and None in [rank for _, rank, _ in first[:-1]]
