@@ -34,11 +34,11 @@ import threading
 from array import array
 from bisect import bisect_left, bisect_right
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from heapq import merge
-from itertools import chain, islice
+from itertools import chain, compress, islice
 
 from django.db import connections, transaction
 from django.db.models import Q
@@ -57,8 +57,14 @@ from startups.selectors import (
 
 _FETCH = 20_000
 _BIGINT = 2**63 - 1
-# Places in the order (and id -> place) fit 4 bytes: half the memory of ids and MRRs.
+# Places in the order (and id -> place) fit 4 bytes. Ids and MRRs too, as long as every one
+# does (`NARROW`, widened to `WIDE` by the first that does not): at 1,000,000 startups the
+# structure is 16.5 MB instead of 24, and every move copies that much less.
 PLACE = "i"
+NARROW, WIDE = "i", "q"
+# A moved copy whose places of a category or term are still its source's, to be remapped on
+# first use, remaps them at once past this many moves in a row (bounds the chain it holds).
+MAX_PENDING_MOVES = 16
 # Term place sets kept per structure, in all at most this many times the dataset's size.
 MAX_TERM_PLACES = 4
 # The places whose union a `q` or `category` filter keeps; None: no such filter.
@@ -104,23 +110,78 @@ def unaffected_by(changes: Iterable[tuple[str, list[str]]]) -> bool:
     )
 
 
+def appended(values: array, value: int) -> array:
+    """`values` with `value` appended: the same array, or a wider copy when `value` does not
+    fit its items (NARROW -> WIDE)."""
+    try:
+        values.append(value)
+    except OverflowError:
+        values = array(WIDE, values)
+        values.append(value)
+    return values
+
+
+class Pending:
+    """Sorted places of a moved copy not computed yet: those of the index it was moved from
+    (`source`, itself perhaps pending), and how the move maps them (`remap`). A move leaves
+    the places of every category and kept term pending instead of copying them all (up to
+    MAX_TERM_PLACES + 1 times the dataset's size, at every write); the first use computes
+    them once, for this copy and the copies moved on from it (then the source is let go)."""
+
+    __slots__ = ("depth", "size", "state")
+
+    def __init__(self, source: "array | Pending", remap: Callable[[array], array], size: int):
+        # (source, remap), then (places, None) once computed: one attribute, replaced whole.
+        self.state: tuple = (source, remap)
+        self.size = size  # about len(): the source's, plus the places put in
+        # Pending moves in a row behind this one (at most: some may be computed since).
+        self.depth = source.depth + 1 if isinstance(source, Pending) else 1
+
+    def __len__(self) -> int:
+        return self.size
+
+    def resolve(self) -> array:
+        source, remap = self.state
+        if remap is None:
+            return source
+        places = remap(source.resolve() if isinstance(source, Pending) else source)
+        self.state = (places, None)  # two threads may both compute it: the same places
+        return places
+
+
+Places = array | Pending
+
+
 @dataclass
 class RankIndex:
     ids: array  # ids in the default order
     neg_mrr: array  # -mrr of the ranked prefix of `ids`
     position: array  # id -> index in `ids` + 1
-    categories: dict[str, array]  # stored category -> sorted indexes into `ids`
+    # stored category -> sorted indexes into `ids` (Pending in a moved copy: see `places_of`)
+    categories: dict[str, Places]
     # Names this build: term places are shared between processes holding the same build.
     build_id: str = field(default_factory=lambda: secrets.token_hex(8))
     # q term -> sorted indexes of the startups it finds (filled on use, see fetch_term)
-    terms: OrderedDict[str, array] = field(default_factory=OrderedDict)
+    terms: OrderedDict[str, Places] = field(default_factory=OrderedDict)
     _term_places: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def shared_form(self) -> tuple:
         """What another process needs to use this build (its arrays pickle as their bytes);
         term places travel one by one (`keep_term`)."""
-        return (self.build_id, self.ids, self.neg_mrr, self.position, self.categories)
+        categories = {name: self.category_places(name) for name in list(self.categories)}
+        return (self.build_id, self.ids, self.neg_mrr, self.position, categories)
+
+    def category_places(self, name: str) -> array:
+        return self.places_of(self.categories, name)
+
+    def places_of(self, kept: dict[str, Places], key: str) -> array:
+        """`kept[key]`, remapped here first if it is still pending (then kept remapped)."""
+        with self._lock:
+            places = kept[key]
+            if isinstance(places, Pending):
+                kept[key] = places = places.resolve()
+            return places
 
     @classmethod
     def from_shared_form(cls, form: tuple) -> "RankIndex":
@@ -268,7 +329,7 @@ class RankIndex:
             return False
         if filters.category:
             names = matching_categories(self, filters.category, db=db)
-            return False if names is None else [self.categories[name] for name in names]
+            return False if names is None else [self.category_places(name) for name in names]
         if filters.q:
             places = self.cached_term(filters.q)
             return False if places is None else [places]
@@ -276,19 +337,28 @@ class RankIndex:
 
     def cached_term(self, term: str) -> array | None:
         with self._lock:
-            if (places := self.terms.get(term)) is not None:
-                self.terms.move_to_end(term)
+            if (places := self.terms.get(term)) is None:
+                return None
+            self.terms.move_to_end(term)
+            if isinstance(places, Pending):
+                self.terms[term] = places = places.resolve()
             return places
 
     def fetch_term(self, term: str, *, db: str) -> array:
         """The sorted places of the startups `q=term` finds, from one SQL query; not kept (the
-        caller checks that the data did not change meanwhile, then calls `keep_term`)."""
+        caller checks that the data did not change meanwhile, then calls `keep_term`). The
+        rows are read in batches and marked in one byte per place, read back in order: a
+        term finding 300,000 startups held some 20 MB of Python rows and lists at once."""
         qs = published_startups(db=db).filter(search(term)).values_list("id", flat=True)
         sql, params = qs.query.sql_with_params()
+        found = bytearray(len(self.ids))
         with connections[db].cursor() as cursor:
             cursor.execute(sql, params)
-            found = [self.place(row[0]) for row in cursor.fetchall()]
-        return array(PLACE, sorted(p for p in found if p is not None))
+            while batch := cursor.fetchmany(_FETCH):
+                for (startup_id,) in batch:
+                    if (place := self.place(startup_id)) is not None:
+                        found[place] = 1
+        return array(PLACE, compress(range(len(found)), found))
 
     def keep_term(self, term: str, places: array) -> None:
         """Keep `term`'s places (fetched here, or by another process from this same build),
@@ -365,7 +435,7 @@ def build(*, db: str) -> RankIndex:
     """Read the default order of every published startup from `db`: the ORM compiles the
     query (the same order as every list), the rows come in batches as plain tuples (the ORM's
     per-row handling doubled the time at 1,000,000 startups)."""
-    ids, neg_mrr, by_category = array("q"), array("q"), {}
+    ids, neg_mrr, by_category = array(NARROW), array(NARROW), {}
     qs = startup_list(filters=StartupFilters()).using(db).values_list("id", "mrr", "category")
     sql, params = qs.query.sql_with_params()
     index = 0
@@ -385,9 +455,15 @@ def build(*, db: str) -> RankIndex:
         cursor.execute(sql, params)
         while batch := cursor.fetchmany(_FETCH):
             for startup_id, mrr, category in batch:
-                ids.append(startup_id)
+                try:  # (`appended` inline: the common case costs no call)
+                    ids.append(startup_id)
+                except OverflowError:
+                    ids = appended(ids, startup_id)
                 if mrr is not None:
-                    neg_mrr.append(-mrr)
+                    try:
+                        neg_mrr.append(-mrr)
+                    except OverflowError:
+                        neg_mrr = appended(neg_mrr, -mrr)
                 if category is not None:
                     by_category.setdefault(category, array(PLACE)).append(index)
                 index += 1

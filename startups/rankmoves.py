@@ -9,13 +9,22 @@ from bisect import bisect_left, bisect_right, insort
 from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import partial
 
 from django.db.models import BooleanField, ExpressionWrapper, Q
 from django.db.models.functions import Lower
 
 from core import rowcopies
 from startups.models import Change
-from startups.rankindex import PLACE, RankIndex, unaffected_by
+from startups.rankindex import (
+    MAX_PENDING_MOVES,
+    PLACE,
+    WIDE,
+    Pending,
+    Places,
+    RankIndex,
+    unaffected_by,
+)
 from startups.selectors import DEFAULT_SORT, After, after_name, published_startups, search
 
 # More changed startups than this between two data tokens: a rebuild reads them all instead.
@@ -93,7 +102,8 @@ def apply_changes(index: RankIndex, *, after: int, upto: int, db: str) -> RankIn
 def moved(index: RankIndex, removed: Iterable[int], placed: list["Placed"]) -> RankIndex:
     """A copy of `index` with the startups `removed` taken out and those `placed` put
     in at their places (in the new order). `index` is left as it is: requests still
-    reading it see the data it was built for."""
+    reading it see the data it was built for. The places of its categories and terms are
+    not copied here but left pending (`rankindex.Pending`): remapped when a request uses them."""
     gone = sorted(p for p in map(index.place, removed) if p is not None)
     placed = sorted(placed)
     ids, neg_mrr = index.ids[:], index.neg_mrr[:]
@@ -102,9 +112,9 @@ def moved(index: RankIndex, removed: Iterable[int], placed: list["Placed"]) -> R
         if place < len(neg_mrr):  # ranked: the prefix of the order
             del neg_mrr[place]
     for entry in placed:
-        ids.insert(entry.place, entry.startup_id)
+        ids = inserted(ids, entry.place, entry.startup_id)
         if entry.neg_mrr is not None:
-            neg_mrr.insert(entry.place, entry.neg_mrr)
+            neg_mrr = inserted(neg_mrr, entry.place, entry.neg_mrr)
     starts = _insert_starts(gone, [entry.place for entry in placed])
     position = index.position[:]
     top = max([len(position) - 1, *(entry.startup_id for entry in placed)])
@@ -117,20 +127,54 @@ def moved(index: RankIndex, removed: Iterable[int], placed: list["Placed"]) -> R
         last = len(ids) if len(gone) != len(placed) else max(events) + 2 * len(events) + 1
         for place in range(min(events), min(len(ids), last)):
             position[ids[place]] = place + 1
-    categories = {name: _remap(places, gone, starts) for name, places in index.categories.items()}
-    with index._lock:
-        kept = list(index.terms.items())
-    terms = OrderedDict((term, _remap(places, gone, starts)) for term, places in kept)
-    for entry in placed:
+    in_category: dict[str, list[int]] = {}
+    in_term: dict[str, list[int]] = {}
+    for entry in placed:  # ascending places
         if entry.category is not None:
-            insort(categories.setdefault(entry.category, array(PLACE)), entry.place)
+            in_category.setdefault(entry.category, []).append(entry.place)
         for term in entry.terms:
-            if term in terms:
-                insort(terms[term], entry.place)
+            in_term.setdefault(term, []).append(entry.place)
+    move = partial(_pending, gone=gone, starts=starts)
+    with index._lock:  # (a request may be remapping one of them meanwhile)
+        kept, sets = list(index.terms.items()), list(index.categories.items())
+    categories = {name: move(places, added=in_category.get(name, ())) for name, places in sets}
+    for name, added in in_category.items():
+        categories.setdefault(name, array(PLACE, added))
+    terms = OrderedDict((term, move(places, added=in_term.get(term, ()))) for term, places in kept)
     copy = RankIndex(ids=ids, neg_mrr=neg_mrr, position=position, categories=categories)
     copy.terms = terms
     copy._term_places = sum(len(places) for places in terms.values())
     return copy
+
+
+def _pending(places: Places, *, gone: list[int], starts: list[int], added: Iterable[int]) -> Places:
+    """`places` as the move maps them (`_moved_places`), left for the first use to compute;
+    computed now (with those it depends on) past MAX_PENDING_MOVES in a row."""
+    added = tuple(added)
+    remap = partial(_moved_places, gone=gone, starts=starts, added=added)
+    pending = Pending(places, remap, len(places) + len(added))
+    return pending.resolve() if pending.depth > MAX_PENDING_MOVES else pending
+
+
+def _moved_places(
+    places: array, *, gone: list[int], starts: list[int], added: tuple[int, ...]
+) -> array:
+    """The sorted old `places` in the new order (`_remap`), with the new places `added`."""
+    found = _remap(places, gone, starts)
+    for place in added:
+        insort(found, place)
+    return found
+
+
+def inserted(values: array, place: int, value: int) -> array:
+    """`values` with `value` inserted at `place`: the same array, or a wider copy when
+    `value` does not fit its items (rankindex.NARROW -> WIDE)."""
+    try:
+        values.insert(place, value)
+    except OverflowError:
+        values = array(WIDE, values)
+        values.insert(place, value)
+    return values
 
 
 @dataclass(frozen=True, order=True)

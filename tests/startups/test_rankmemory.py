@@ -1,0 +1,141 @@
+"""What a worker keeps for lists, compact: the rank index (startups/rankindex.py,
+startups/rankmoves.py) with ids and MRRs in 4 bytes while they fit and moves that leave the
+places of categories and terms shared with the index they were moved from until a request
+uses them (every answer stays the one a fresh build gives), and list skeletons
+(startups/pagecache.py) as bytes under a 16-byte key."""
+
+import random
+import sys
+
+import pytest
+from django.db import transaction
+
+from core import readcache
+from startups import pagecache, rankindex, rankmoves
+from startups.changes import startup_change_record
+from startups.models import Startup
+from startups.selectors import StartupFilters
+from tests.support.factories import make_startup
+
+CATEGORIES = ["Developer Tools", "Design Tools", "Marketing", None]
+TERMS = ["tools", "alpha", "o"]
+
+
+@pytest.fixture(autouse=True)
+def read_cache_on(settings):
+    settings.READ_CACHE_SECONDS = 300
+    readcache.clear_local()
+    yield
+    readcache.clear_local()
+
+
+def dataset(rng: random.Random, count: int = 60) -> None:
+    for n in range(count):
+        make_startup(
+            f"{rng.choice(['alpha', 'Beta', 'gamma tools'])} {rng.randrange(3)}",
+            slug=f"m-{n:03d}",
+            mrr=rng.choice([None, 0, 5, 5, 100, 1000]),
+            category=rng.choice(CATEGORIES),
+        )
+
+
+def mrr_write(startup_id: int, mrr: int) -> None:
+    with transaction.atomic():
+        Startup.objects.filter(pk=startup_id).update(mrr=mrr)
+        startup = Startup.objects.get(pk=startup_id)
+        startup_change_record(startup=startup, kind="updated", fields=["revenue.mrr"])
+
+
+def with_terms(index: rankindex.RankIndex) -> rankindex.RankIndex:
+    for term in TERMS:
+        index.keep_term(term, index.fetch_term(term, db="default"))
+    return index
+
+
+def moved_on(index: rankindex.RankIndex, write) -> rankindex.RankIndex:
+    before = readcache.read_tokens()["data"]
+    write()
+    after = readcache.read_tokens()["data"]
+    moved = rankmoves.follow(index, since=before, to=after, db="default")
+    assert moved is not None and moved is not index
+    return moved
+
+
+def assert_same(index: rankindex.RankIndex, fresh: rankindex.RankIndex) -> None:
+    assert list(index.ids) == list(fresh.ids)
+    assert list(index.neg_mrr) == list(fresh.neg_mrr)
+    assert list(index.position) == list(fresh.position)[: len(index.position)]
+    for name in fresh.categories:
+        assert list(index.category_places(name)) == list(fresh.categories[name]), name
+    for term in TERMS:
+        assert list(index.cached_term(term)) == list(fresh.fetch_term(term, db="default")), term
+
+
+@pytest.mark.django_db
+def test_a_move_shares_the_places_of_categories_and_terms_until_they_are_used():
+    rng = random.Random(7)
+    dataset(rng)
+    mrr_write(Startup.objects.first().pk, 5)  # the token names a sequence from here on
+    index = with_terms(rankindex.build(db="default"))
+    ids = list(Startup.objects.filter(is_published=True).values_list("id", flat=True))
+    moved = moved_on(index, lambda: mrr_write(rng.choice(ids), 100))
+    places = [*moved.categories.values(), *moved.terms.values()]
+    assert places and all(isinstance(p, rankindex.Pending) for p in places)
+    assert_same(moved, rankindex.build(db="default"))
+
+
+@pytest.mark.django_db
+def test_many_moves_in_a_row_stay_exact_and_hold_a_bounded_chain():
+    rng = random.Random(8)
+    dataset(rng)
+    mrr_write(Startup.objects.first().pk, 5)
+    index = with_terms(rankindex.build(db="default"))
+    ids = list(Startup.objects.filter(is_published=True).values_list("id", flat=True))
+    for n in range(2 * rankindex.MAX_PENDING_MOVES + 3):
+        mrr = rng.choice([None, 1, 5, 1000, 50])
+        index = moved_on(index, lambda mrr=mrr: mrr_write(rng.choice(ids), mrr))
+        pending = [p for p in index.terms.values() if isinstance(p, rankindex.Pending)]
+        assert all(p.depth <= rankindex.MAX_PENDING_MOVES for p in pending), n
+        if n % 7 == 0:
+            assert_same(index, rankindex.build(db="default"))
+    assert_same(index, rankindex.build(db="default"))
+
+
+@pytest.mark.django_db
+def test_ids_and_mrrs_take_four_bytes_and_widen_for_an_mrr_past_them():
+    rng = random.Random(9)
+    dataset(rng, count=20)
+    mrr_write(Startup.objects.first().pk, 5)
+    index = rankindex.build(db="default")
+    assert (index.ids.itemsize, index.neg_mrr.itemsize, index.position.itemsize) == (4, 4, 4)
+    big = Startup.objects.filter(is_published=True).last().pk
+    moved = moved_on(index, lambda: mrr_write(big, 2**40))
+    fresh = rankindex.build(db="default")
+    assert moved.neg_mrr.itemsize == fresh.neg_mrr.itemsize == 8
+    assert_same(with_terms(moved), with_terms(fresh))
+    for low in (None, 6, 2**35, 2**40, 2**40 + 1):
+        filters = StartupFilters(min_mrr=low)
+        assert moved.total(filters, None) == fresh.total(filters, None)
+        assert moved.page_ids(filters, None, 0, 5) == fresh.page_ids(filters, None, 0, 5)
+    assert moved.place(big) == fresh.place(big) == 0
+
+
+@pytest.mark.django_db
+def test_a_kept_list_skeleton_is_a_few_hundred_bytes_and_serves_the_same_page(settings):
+    settings.LIST_CACHE_SECONDS = 30
+    for n in range(6):
+        make_startup(f"Kept {n}", mrr=None if n == 5 else 100 * n)
+    mrr_write(Startup.objects.first().pk, 7)
+    filters = StartupFilters(sort="name-asc")  # an order the rank index does not hold
+
+    def served() -> list:
+        page = pagecache.startup_page(filters=filters, offset=0, limit=10)
+        return [(s.slug, s.rank, s.mrr) for s in page.startups] + [page.total]
+
+    first = served()
+    (key, (_, _, skeleton)), *_ = pagecache.SKELETONS._entries.items()
+    assert len(key) == 16
+    assert all(isinstance(skeleton[part], bytes) for part in ("ids", "ranks"))
+    size = sum(sys.getsizeof(value) for value in [key, *skeleton.values()])
+    assert size < 1_000
+    assert served() == first and None in [rank for _, rank, _ in first[:-1]]
