@@ -27,8 +27,8 @@ from rest_framework.request import Request
 from core import readcache
 from core.formats import site_url
 from core.renderers import JSONRenderer
+from startups.aiselectors import ai_enabled_startups, ai_startup_may_join
 from startups.models import Startup
-from startups.selectors import ai_enabled_startups, ai_startup_may_join
 
 # v4: entries carry their scope ("ids", "joins").
 AI_CACHE_VERSION = "ai-v4"
@@ -50,7 +50,7 @@ _SCOPE: ContextVar[dict | None] = ContextVar("ai_answer_scope", default=None)
 
 def involves(startups: Iterable[Startup], *, filters: dict | None = None) -> None:
     """Tell the answer being built which startups it shows (in order) and, for a list
-    (`startups.selectors.ai_startup_list`), the filters it was read with: a startup that
+    (`startups.aiselectors.ai_startup_list`), the filters it was read with: a startup that
     passes them (`ai_startup_may_join`) after a write may join it. An answer whose build
     never calls this follows every write."""
     scope = _SCOPE.get()

@@ -29,7 +29,7 @@ from core.openapi import (
     error_responses,
 )
 from core.renderers import JSONRenderer
-from startups.selectors import ai_startup_get, ai_startup_list
+from startups.aiselectors import ai_startup_get, ai_startup_list
 
 _ENTRY_EXAMPLE = {
     "name": "Acme Analytics",

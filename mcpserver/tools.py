@@ -42,8 +42,8 @@ from mcpserver.bounds import (
     cut,
     result_chars,
 )
+from startups.aiselectors import ai_enabled_startups, ai_startup_get, ai_startup_list
 from startups.history import revenue_history
-from startups.selectors import ai_enabled_startups, ai_startup_get, ai_startup_list
 from startups.serializers import SnapshotSerializer
 
 

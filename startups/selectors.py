@@ -5,7 +5,6 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
-from itertools import islice
 from typing import Literal
 
 import orjson
@@ -13,8 +12,6 @@ from django.core.exceptions import EmptyResultSet
 from django.db.models import Count, F, OuterRef, Prefetch, Q, QuerySet, Subquery, Value, Window
 from django.db.models.functions import Lower, RowNumber
 from django.db.models.lookups import IsNull
-from django.utils import timezone
-from django.utils.text import slugify
 
 from core.cursors import cursor_open, cursor_seal
 from startups.models import Founder, MonthlyRevenue, Social, Startup, Verification
@@ -378,7 +375,7 @@ def storable_slug(slug: str) -> bool:
     return "\x00" not in slug
 
 
-def _profile(startups: QuerySet[Startup], slug: str, *more: Prefetch) -> Startup | None:
+def profile_in(startups: QuerySet[Startup], slug: str, *more: Prefetch) -> Startup | None:
     """The startup named `slug` among `startups`, with what every profile shows (its
     verification, owner and connection; founders and socials in the order shown), or None."""
     if not storable_slug(slug):
@@ -398,120 +395,4 @@ def _profile(startups: QuerySet[Startup], slug: str, *more: Prefetch) -> Startup
 def startup_get(*, slug: str, db: str | None = None) -> Startup | None:
     """One published startup with everything its detail view shows, or None."""
     monthly = Prefetch("verification__monthly", queryset=MonthlyRevenue.objects.order_by("month"))
-    return _profile(published_startups(db=db), slug, monthly)
-
-
-def ai_enabled_startups(*, db: str | None = None) -> QuerySet[Startup]:
-    """Startups with a live AI visibility add-on: the set /api/ai and MCP serve."""
-    return published_startups(db=db).filter(
-        Q(ai_addon_expires_at__isnull=True) | Q(ai_addon_expires_at__gt=timezone.now()),
-        ai_addon_active=True,
-    )
-
-
-def slug_word(value: str | None) -> str:
-    """A category or industry as the slug-style word the AI filters use ("Developer Tools" ->
-    "developer-tools"); the one place that rule lives."""
-    return slugify(value or "", allow_unicode=True)
-
-
-def ai_startup_list(
-    *,
-    query: str | None = None,
-    category: str | None = None,
-    industry: str | None = None,
-    verified: bool | None = None,
-    min_mrr: int | None = None,
-    max_mrr: int | None = None,
-    has_mrr: bool = False,
-    limit: int | None = None,
-    db: str | None = None,
-) -> list[Startup]:
-    """AI-enabled startups matching the filters, highest MRR first (one query).
-
-    `category` and `industry` are slug-style words compared with `slug_word` of the stored
-    values; `category` matches the primary category or any extra one. Those two are applied in
-    Python because slugify has no portable SQL form and the AI set is small and curated.
-    `verified` is the owner account's `is_verified`; `has_mrr` drops startups without MRR.
-    """
-    qs = ai_enabled_startups(db=db).select_related("owner", "verification", "provider_connection")
-    if query:
-        qs = qs.filter(
-            Q(name__icontains=query)
-            | Q(description__icontains=query)
-            | Q(category__icontains=query)
-            | Q(industry__icontains=query)
-        )
-    if verified is True:
-        qs = qs.filter(owner__is_verified=True)
-    elif verified is False:
-        qs = qs.filter(Q(owner__isnull=True) | Q(owner__is_verified=False))
-    if has_mrr:
-        qs = qs.filter(mrr__isnull=False)
-    if min_mrr is not None:
-        qs = qs.filter(mrr__gte=min_mrr)
-    if max_mrr is not None:
-        qs = qs.filter(mrr__lte=max_mrr)
-    qs = qs.order_by(*RANK_ORDER)
-    category, industry = slug_word(category), slug_word(industry)
-    if not category and not industry:
-        return list(qs if limit is None else qs[:limit])
-
-    def matches(startup: Startup) -> bool:
-        categories = {slug_word(c) for c in [startup.category, *(startup.categories or [])]}
-        return (not category or category in categories) and (
-            not industry or slug_word(startup.industry) == industry
-        )
-
-    # Stream in rank order and stop at `limit`: no need to load the whole AI set.
-    return list(islice(filter(matches, qs.iterator(chunk_size=200)), limit))
-
-
-def ai_startup_may_join(
-    startup: Startup,
-    *,
-    query: str | None = None,
-    category: str | None = None,
-    industry: str | None = None,
-    verified: bool | None = None,
-    min_mrr: int | None = None,
-    max_mrr: int | None = None,
-    has_mrr: bool = False,
-    limit: int | None = None,
-    shown: int = 0,
-    lowest_mrr: int | None = None,
-) -> bool:
-    """Whether `startup` (AI-enabled, read with its owner) may be among `ai_startup_list`'s
-    answer to these filters, which showed `shown` startups, the last with MRR `lowest_mrr`:
-    never False for one that would be (kept /api/ai and MCP answers rely on it).
-
-    `query` is compared as SQL does (case-insensitive substring) when the text is ASCII;
-    otherwise the database's case folding decides, so the startup may match. A full answer
-    (`limit` reached) only changes for a startup ranked above its last one (MRR first)."""
-    if has_mrr and startup.mrr is None:
-        return False
-    if min_mrr is not None and (startup.mrr is None or startup.mrr < min_mrr):
-        return False
-    if max_mrr is not None and (startup.mrr is None or startup.mrr > max_mrr):
-        return False
-    owner_verified = startup.owner is not None and startup.owner.is_verified
-    if verified is not None and verified != owner_verified:
-        return False
-    texts = [startup.name, startup.description, startup.category, startup.industry]
-    if query and all(text is None or text.isascii() for text in [query, *texts]):
-        needle = query.lower()
-        if not any(text and needle in text.lower() for text in texts):
-            return False
-    categories = {slug_word(c) for c in [startup.category, *(startup.categories or [])]}
-    if (category := slug_word(category)) and category not in categories:
-        return False
-    if (industry := slug_word(industry)) and slug_word(startup.industry) != industry:
-        return False
-    if limit is None or shown < limit or lowest_mrr is None:
-        return True
-    return startup.mrr is not None and startup.mrr >= lowest_mrr
-
-
-def ai_startup_get(*, slug: str, db: str | None = None) -> Startup | None:
-    """One AI-enabled startup with everything its AI profile shows, or None."""
-    return _profile(ai_enabled_startups(db=db), slug)
+    return profile_in(published_startups(db=db), slug, monthly)

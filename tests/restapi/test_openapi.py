@@ -23,8 +23,9 @@ from aisurface.serializers import (
     AiProfileSerializer,
 )
 from core.renderers import camel_key
+from startups.aiselectors import ai_startup_get
 from startups.models import Startup
-from startups.selectors import ai_startup_get, startup_get
+from startups.selectors import startup_get
 from startups.serializers import StartupDetailSerializer, StartupListSerializer
 from tests.support.contract import DOCUMENTED_PATHS, openapi_document, violations_of
 from tests.support.factories import (

@@ -9,8 +9,8 @@ from django.core.management import CommandError, call_command
 from django.utils import timezone
 
 from demo.seed import seed_demo
+from startups.aiselectors import ai_enabled_startups
 from startups.models import Change, Founder, MonthlyRevenue, RevenueSnapshot, Startup, Verification
-from startups.selectors import ai_enabled_startups
 from tests.support.factories import make_startup, make_verification, self_reported_revenue
 from verification.models import ProviderConnection
 from verification.services import revenue_sync
