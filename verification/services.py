@@ -20,7 +20,7 @@ from startups.changes import (
     verified_figures_changes,
 )
 from startups.freshness import METHODOLOGY_VERSION
-from startups.history import revenue_snapshot_record
+from startups.history import day_snapshot_write
 from startups.models import MonthlyRevenue, Startup, Verification
 from verification import crypto
 from verification.http import KeyRejected, ProviderError, ProviderHttp
@@ -123,6 +123,7 @@ def revenue_sync(*, connection: ProviderConnection, now: datetime) -> ProviderCo
         ProviderConnection.objects.filter(pk=connection.pk, lease_owner=owner).update(
             lease_owner=None, lease_until=None
         )
+        connection.lease_owner = connection.lease_until = None
 
 
 def _identity_backfill(connection: ProviderConnection, provider: Provider, http) -> None:
@@ -136,9 +137,16 @@ def _identity_backfill(connection: ProviderConnection, provider: Provider, http)
     except Exception:  # noqa: BLE001 - any failure leaves the identity unknown, as before
         return
     if identity is not None:
-        ProviderConnection.objects.filter(pk=connection.pk, account_id__isnull=True).update(
-            account_id=identity.id, account_name=identity.name, account_domain=identity.domain
-        )
+        account = {
+            "account_id": identity.id,
+            "account_name": identity.name,
+            "account_domain": identity.domain,
+        }
+        if ProviderConnection.objects.filter(pk=connection.pk, account_id__isnull=True).update(
+            **account
+        ):
+            for name, value in account.items():
+                setattr(connection, name, value)
 
 
 def _lease_take(connection: ProviderConnection, *, owner: str, at: datetime) -> bool:
@@ -192,11 +200,14 @@ def _sync_leased(
         return _sync_failed(
             connection, now=now, started=started, status=Status.ERROR, error=error[:500]
         )
-    connection.refresh_from_db()
-    if not written:
+    if written is None:
+        connection.refresh_from_db()
         logger.info("sync of %s finished after a newer one; its older figures were dropped", slug)
         return connection
-    revenue_snapshot_record(startup=connection.startup, now=now)
+    # What the write stored on the connection, without reading it back (the startup stays
+    # loaded for the caller).
+    for name, value in written.items():
+        setattr(connection, name, value)
     logger.info(
         "synced %s from %s: mrr=%s total=%s months=%s",
         slug,
@@ -240,29 +251,31 @@ def _write_figures(
     figures: FiguresInUsd,
     now: datetime,
     started: datetime,
-) -> bool:
-    """Store the figures unless a sync whose fetch started later already stored its own.
+) -> dict | None:
+    """Store the figures unless a sync whose fetch started later already stored its own (then
+    None), with the day's snapshot; returns what it stored on the connection.
 
     The conditional UPDATE comes first: it locks the connection row, so of two concurrent
     writers the one with the older fetch finds the newer start time and writes nothing.
     """
     newer_or_same = Q(fetch_started_at__isnull=True) | Q(fetch_started_at__lte=started)
-    claimed = ProviderConnection.objects.filter(newer_or_same, pk=connection.pk).update(
-        fetch_started_at=started,
-        status=Status.OK,
-        last_synced_at=now,
-        last_attempt_at=now,
-        last_error=None,
-        fx_rates=figures.fx_rates,
-        updated_at=timezone.now(),
-    )
-    if not claimed:
-        return False
+    bookkeeping = {
+        "fetch_started_at": started,
+        "status": Status.OK,
+        "last_synced_at": now,
+        "last_attempt_at": now,
+        "last_error": None,
+        "fx_rates": figures.fx_rates,
+        "updated_at": timezone.now(),
+    }
+    if not ProviderConnection.objects.filter(newer_or_same, pk=connection.pk).update(**bookkeeping):
+        return None
     startup = connection.startup
+    shown = {name: getattr(figures, name) for name in VERIFIED_FIGURES}
     changed = verified_figures_changes(
         startup_id=startup.pk,
         provider=provider_name,
-        figures={name: getattr(figures, name) for name in VERIFIED_FIGURES},
+        figures=shown,
         monthly=[(row.month, row.gross, row.refunds) for row in figures.monthly],
         previous_status=connection.status,
         now=now,
@@ -272,10 +285,15 @@ def _write_figures(
             "provider_reported": figures.provider_reported,
         },
     )
+    # The day's snapshot, in the same transaction: its growth is a change of its own.
+    snapshot = {"provider": provider_name, **shown}
     if not changed:  # nothing anyone sees changes: only the time of the sync is stamped
         Verification.objects.filter(startup=startup).update(verified_at=now)
-        nothing_visible()
-        return True
+        if growth := day_snapshot_write(startup=startup, now=now, figures=snapshot):
+            startup_change_record(startup=startup, fields=growth, now=now)
+        else:
+            nothing_visible()
+        return bookkeeping
     stored = {
         "provider": provider_name,
         "level": "verified",
@@ -293,23 +311,25 @@ def _write_figures(
     }
     # UPDATEs, no model save: the Change row below says which startup changed, so the read
     # cache drops only its copies (a save would start a new epoch: core/rowcopies.py).
-    verification = Verification.objects.filter(startup=startup).first()
-    if verification is None:
-        verification = Verification.objects.create(startup=startup, **stored)
+    verification_id = Verification.objects.filter(startup=startup).values_list("pk", flat=True)
+    verification_id = verification_id.first()
+    if verification_id is None:
+        verification_id = Verification.objects.create(startup=startup, **stored).pk
     else:
-        Verification.objects.filter(pk=verification.pk).update(**stored)
-    MonthlyRevenue.objects.filter(verification=verification).delete()
+        Verification.objects.filter(pk=verification_id).update(**stored)
+    MonthlyRevenue.objects.filter(verification_id=verification_id).delete()
     MonthlyRevenue.objects.bulk_create(
         MonthlyRevenue(
-            verification=verification, month=row.month, gross=row.gross, refunds=row.refunds
+            verification_id=verification_id, month=row.month, gross=row.gross, refunds=row.refunds
         )
         for row in figures.monthly
     )
     Startup.objects.filter(pk=startup.pk).update(
         mrr=figures.mrr, arr=figures.arr, currency="USD", updated_at=now
     )
-    startup_change_record(startup=startup, fields=changed, now=now)
-    return True
+    growth = day_snapshot_write(startup=startup, now=now, figures=snapshot)
+    startup_change_record(startup=startup, fields=[*changed, *growth], now=now)
+    return bookkeeping
 
 
 def _sync_failed(
