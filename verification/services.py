@@ -100,6 +100,10 @@ def figures_in_usd(figures: ProviderFigures) -> FiguresInUsd:
     )
 
 
+# A connection's lease, ended (a stored sync ends it in the transaction that stores).
+RELEASED = {"lease_owner": None, "lease_until": None}
+
+
 class SyncInProgress(Exception):
     """Another process holds this connection's sync lease; this sync did nothing."""
 
@@ -111,19 +115,27 @@ def revenue_sync(*, connection: ProviderConnection, now: datetime) -> ProviderCo
     refused key) and last_error say what went wrong and the last good figures stay as they are
     (never zeroed). Raises SyncInProgress when another process is syncing this connection (a
     lease in the database); a sync whose fetch started before the stored figures' fetch never
-    overwrites them.
+    overwrites them, nor does one whose lease ran out and was taken by another sync.
     """
-    owner = uuid.uuid4().hex
+    lease = Lease(owner=uuid.uuid4().hex)
     started = timezone.now()
-    if not _lease_take(connection, owner=owner, at=started):
+    if not _lease_take(connection, owner=lease.owner, at=started):
         raise SyncInProgress(f"{connection.startup.slug}: another sync is running; skipped")
     try:
-        return _sync_leased(connection, now=now, started=started)
+        return _sync_leased(connection, now=now, started=started, lease=lease)
     finally:
-        ProviderConnection.objects.filter(pk=connection.pk, lease_owner=owner).update(
-            lease_owner=None, lease_until=None
-        )
+        if lease.held:  # a stored sync released it in its own transaction
+            ours = ProviderConnection.objects.filter(pk=connection.pk, lease_owner=lease.owner)
+            ours.update(**RELEASED)
         connection.lease_owner = connection.lease_until = None
+
+
+@dataclass
+class Lease:
+    """This sync's hold on its connection (`lease_owner`), until released."""
+
+    owner: str
+    held: bool = True
 
 
 def _identity_backfill(connection: ProviderConnection, provider: Provider, http) -> None:
@@ -159,7 +171,7 @@ def _lease_take(connection: ProviderConnection, *, owner: str, at: datetime) -> 
 
 
 def _sync_leased(
-    connection: ProviderConnection, *, now: datetime, started: datetime
+    connection: ProviderConnection, *, now: datetime, started: datetime, lease: Lease
 ) -> ProviderConnection:
     provider = provider_named(connection.provider)
     slug = connection.startup.slug
@@ -177,8 +189,14 @@ def _sync_leased(
         figures = figures_in_usd(provider.compute(raw=raw, now=now))
         _check_figures(figures)
         written = _write_figures(
-            connection, provider_name=provider.name, figures=figures, now=now, started=started
+            connection,
+            provider_name=provider.name,
+            figures=figures,
+            now=now,
+            started=started,
+            lease=lease,
         )
+        lease.held = written is None  # committed: the write released it
     except KeyRejected as exc:
         return _sync_failed(
             connection, now=now, started=started, status=Status.KEY_REVOKED, error=str(exc)
@@ -251,12 +269,14 @@ def _write_figures(
     figures: FiguresInUsd,
     now: datetime,
     started: datetime,
+    lease: Lease,
 ) -> dict | None:
     """Store the figures unless a sync whose fetch started later already stored its own (then
     None), with the day's snapshot; returns what it stored on the connection.
 
     The conditional UPDATE comes first: it locks the connection row, so of two concurrent
-    writers the one with the older fetch finds the newer start time and writes nothing.
+    writers the one with the older fetch finds the newer start time and writes nothing. It
+    also ends the sync's lease, so the lease ends when the figures are stored.
     """
     newer_or_same = Q(fetch_started_at__isnull=True) | Q(fetch_started_at__lte=started)
     bookkeeping = {
@@ -268,7 +288,9 @@ def _write_figures(
         "fx_rates": figures.fx_rates,
         "updated_at": timezone.now(),
     }
-    if not ProviderConnection.objects.filter(newer_or_same, pk=connection.pk).update(**bookkeeping):
+    # Only the lease's holder stores (a sync whose lease ran out was followed by a newer one).
+    claimed = ProviderConnection.objects.filter(newer_or_same, pk=connection.pk)
+    if not claimed.filter(lease_owner=lease.owner).update(**bookkeeping, **RELEASED):
         return None
     startup = connection.startup
     shown = {name: getattr(figures, name) for name in VERIFIED_FIGURES}
@@ -293,7 +315,7 @@ def _write_figures(
             startup_change_record(startup=startup, fields=growth, now=now)
         else:
             nothing_visible()
-        return bookkeeping
+        return bookkeeping | RELEASED
     stored = {
         "provider": provider_name,
         "level": "verified",
@@ -329,7 +351,7 @@ def _write_figures(
     )
     growth = day_snapshot_write(startup=startup, now=now, figures=snapshot)
     startup_change_record(startup=startup, fields=[*changed, *growth], now=now)
-    return bookkeeping
+    return bookkeeping | RELEASED
 
 
 def _sync_failed(

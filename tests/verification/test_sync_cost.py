@@ -49,10 +49,11 @@ def test_a_sync_that_changes_nothing_sends_a_few_statements_and_reads_nothing_ba
 
     sent = statements(lambda: revenue_sync(connection=again, now=later))
 
-    # The lease, the bookkeeping, one read of the stored figures and one of the monthly rows,
-    # the time stamp, the day's snapshot and its growth (read, and kept unless it moved), the
-    # lease's release: no re-read of the connection or the startup, one transaction.
-    assert len(sent) == 9, sent
+    # The lease; then in one transaction the bookkeeping (which also ends the lease), one read
+    # of the stored figures and one of the monthly rows, the time stamp, the day's snapshot
+    # and its growth (read, and kept unless it moved): no re-read of the connection or the
+    # startup.
+    assert len(sent) == 8, sent
     assert not Change.objects.filter(id__gt=start).exists()
     with CaptureQueriesContext(db) as after:  # what the caller reads of the result is current
         assert (again.status, again.last_synced_at, again.last_error) == ("ok", later, None)
@@ -92,3 +93,23 @@ def test_growth_from_a_sync_dated_before_a_later_snapshot_reads_the_latest_one()
     revenue_sync(connection=loaded(connection), now=NOW - timedelta(days=45))
     assert Startup.objects.get(slug="acme").growth_30d != growth
     assert RevenueSnapshot.objects.filter(startup__slug="acme").count() == 2
+
+
+def test_a_sync_whose_lease_was_taken_over_stores_nothing_and_leaves_that_lease(monkeypatch):
+    """The bookkeeping's UPDATE ends the lease in the storing transaction, so it stores only
+    while the lease is still this sync's: one that ran out and was taken by another sync
+    (whose fetch is newer) leaves the figures and the new holder's lease alone."""
+    from verification import services
+
+    connection = demo_connected()
+    original = services.figures_in_usd
+
+    def taken_over(figures):
+        ProviderConnection.objects.filter(pk=connection.pk).update(lease_owner="other")
+        return original(figures)
+
+    monkeypatch.setattr(services, "figures_in_usd", taken_over)
+    revenue_sync(connection=loaded(connection), now=NOW)
+    stored = ProviderConnection.objects.get(pk=connection.pk)
+    assert (stored.lease_owner, stored.last_synced_at) == ("other", None)
+    assert Startup.objects.get(slug="acme").mrr is None
