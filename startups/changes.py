@@ -28,11 +28,12 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import connections
+from django.db.models import F
 from django.utils import timezone
 
 from core import readcache, rowcopies
 from core.renderers import camel_key
-from startups.models import Change, Startup, Verification
+from startups.models import Change, MonthlyRevenue, Startup
 
 CREATED, UPDATED = Change.Kind.CREATED, Change.Kind.UPDATED
 DELETED, UNPUBLISHED = Change.Kind.DELETED, Change.Kind.UNPUBLISHED
@@ -200,32 +201,46 @@ def verified_figures_changes(
     keys, `monthly` (month, gross, refunds) rows oldest first, `previous_status` the
     connection's status before this sync; `described` the other stored fields the figures are
     shown with (`methodology_version`, `credential`, `provider_reported`), by column name."""
-    headline = Startup.objects.filter(pk=startup_id).values("mrr", "arr", "currency").first()
+    stored_names = [*VERIFIED_FIGURES, "provider", "level", "currency", "verified_at"]
+    stored_names += list(described or {})
+    # One read of the headline and the stored figures (the sync's hot path: most syncs end
+    # here), plus the monthly rows when there are stored figures to compare them with.
+    row = (
+        Startup.objects.filter(pk=startup_id)
+        .values(
+            "mrr",
+            "arr",
+            "currency",
+            "verification__id",
+            **{f"v_{name}": F(f"verification__{name}") for name in stored_names},
+        )
+        .get()
+    )
     wanted = {"mrr": figures["mrr"], "arr": figures["arr"], "currency": "USD"}
-    changed = [VISIBLE_COLUMNS[name] for name, value in wanted.items() if headline[name] != value]
-    verification = Verification.objects.filter(startup_id=startup_id).first()
-    if verification is None:
+    changed = [VISIBLE_COLUMNS[name] for name, value in wanted.items() if row[name] != value]
+    if row["verification__id"] is None:
         return sorted({*changed, "revenue.verified", "verification"})
+    verification = {name: row[f"v_{name}"] for name in stored_names}
     changed += [
-        api
-        for name, api in VERIFIED_FIGURES.items()
-        if getattr(verification, name) != figures[name]
+        api for name, api in VERIFIED_FIGURES.items() if verification[name] != figures[name]
     ]
-    if (verification.provider, verification.level, verification.currency) != (
+    if (verification["provider"], verification["level"], verification["currency"]) != (
         provider,
         "verified",
         "USD",
     ):
         changed.append("verification.provider")
     changed += [
-        DESCRIBED[name]
-        for name, value in (described or {}).items()
-        if getattr(verification, name) != value
+        DESCRIBED[name] for name, value in (described or {}).items() if verification[name] != value
     ]
-    stored = list(verification.monthly.order_by("month").values_list("month", "gross", "refunds"))
+    stored = list(
+        MonthlyRevenue.objects.filter(verification_id=row["verification__id"])
+        .order_by("month")
+        .values_list("month", "gross", "refunds")
+    )
     if stored != monthly:
         changed.append("verification.monthly")
     stale_after = timedelta(hours=settings.VERIFICATION_STALE_HOURS)
-    if previous_status in REFUSED_STATUSES or now - verification.verified_at > stale_after:
+    if previous_status in REFUSED_STATUSES or now - verification["verified_at"] > stale_after:
         changed.append("verification.status")
     return sorted(set(changed))

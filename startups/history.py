@@ -8,7 +8,7 @@ snapshot at least 30 days older, and is stored on the startup so lists can sort 
 from datetime import UTC, date, datetime, timedelta
 
 from django.db import transaction
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 
 from startups.changes import api_fields, nothing_visible, startup_change_record
 from startups.models import RevenueSnapshot, Startup, Verification
@@ -38,34 +38,58 @@ def growth_30d_of(*, startup: Startup) -> float | None:
     return None if base is None else growth_ratio(current=latest.mrr, earlier=base.mrr)
 
 
+# The figures a snapshot keeps (besides its day and `synced_at`).
+SNAPSHOT_FIGURES = ("provider", "mrr", "arr", "customers", "last_30_days", "total_revenue")
+
+
 @transaction.atomic
 def revenue_snapshot_record(*, startup: Startup, now: datetime) -> RevenueSnapshot | None:
     """Record today's (UTC) snapshot from the startup's current verification figures and
     refresh its growth; None when it has no verification."""
-    verification = Verification.objects.filter(startup=startup).first()
-    if verification is None:
+    figures = Verification.objects.filter(startup=startup).values(*SNAPSHOT_FIGURES).first()
+    if figures is None:
         return None
-    day = now.astimezone(UTC).date()
-    figures = {
-        "provider": verification.provider,
-        "mrr": verification.mrr,
-        "arr": verification.arr,
-        "customers": verification.customers,
-        "last_30_days": verification.last_30_days,
-        "total_revenue": verification.total_revenue,
-        "synced_at": now,
-    }
-    # Queryset writes (no model signals): a day's snapshot is not a change of the startup.
-    if not RevenueSnapshot.objects.filter(startup=startup, date=day).update(**figures):
-        RevenueSnapshot.objects.bulk_create([RevenueSnapshot(startup=startup, date=day, **figures)])
-    growth = growth_30d_of(startup=startup)
-    stored = Startup.objects.filter(pk=startup.pk).values_list("growth_30d", flat=True).first()
-    if stored != growth:
-        Startup.objects.filter(pk=startup.pk).update(growth_30d=growth)
-        startup_change_record(startup=startup, fields=api_fields(["growth_30d"]), now=now)
+    if fields := day_snapshot_write(startup=startup, now=now, figures=figures):
+        startup_change_record(startup=startup, fields=fields, now=now)
     else:
         nothing_visible()
-    return RevenueSnapshot.objects.get(startup=startup, date=day)
+    return RevenueSnapshot.objects.get(startup=startup, date=now.astimezone(UTC).date())
+
+
+def day_snapshot_write(*, startup: Startup, now: datetime, figures: dict) -> list[str]:
+    """Inside the caller's transaction: write today's (UTC) snapshot of `figures` (the
+    startup's verification figures, SNAPSHOT_FIGURES) and store the growth it gives. Returns
+    the API fields that changed (the growth's, or none): the caller records them with its
+    own change, or says `nothing_visible()`."""
+    day = now.astimezone(UTC).date()
+    row = {name: figures[name] for name in SNAPSHOT_FIGURES} | {"synced_at": now}
+    # Queryset writes (no model signals): a day's snapshot is not a change of the startup.
+    if not RevenueSnapshot.objects.filter(startup=startup, date=day).update(**row):
+        RevenueSnapshot.objects.bulk_create([RevenueSnapshot(startup=startup, date=day, **row)])
+    growth = _growth_after_writing(startup=startup, day=day)
+    # One conditional UPDATE instead of reading the stored growth first: no row when it holds.
+    moved = Startup.objects.filter(pk=startup.pk)
+    if growth is None:
+        moved = moved.filter(growth_30d__isnull=False)
+    else:
+        moved = moved.filter(Q(growth_30d__isnull=True) | ~Q(growth_30d=growth))
+    return api_fields(["growth_30d"]) if moved.update(growth_30d=growth) else []
+
+
+def _growth_after_writing(*, startup: Startup, day: date) -> float | None:
+    """`growth_30d_of` once the snapshot of `day` is written, in one read: that snapshot and
+    the latest one at least 30 days older (a later day's snapshot, from a sync dated in the
+    past, makes it the general reading)."""
+    earliest_base = day - timedelta(days=GROWTH_DAYS)
+    latest, *base = (
+        RevenueSnapshot.objects.filter(startup=startup)
+        .filter(Q(date__gte=day) | Q(date__lte=earliest_base))
+        .order_by("-date")
+        .values_list("date", "mrr")[:2]
+    )
+    if latest[0] != day:
+        return growth_30d_of(startup=startup)
+    return growth_ratio(current=latest[1], earlier=base[0][1]) if base else None
 
 
 def revenue_history(

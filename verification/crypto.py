@@ -4,6 +4,8 @@ The first key encrypts, every key decrypts, so keys rotate by prepending a new o
 `manage.py rotate_provider_keys`, then removing the old one.
 """
 
+import functools
+
 from cryptography.fernet import Fernet, InvalidToken, MultiFernet
 from django.conf import settings
 
@@ -18,6 +20,13 @@ class UnreadableKey(Exception):
 
 def _fernet() -> MultiFernet:
     keys = settings.PROVIDER_KEY_ENCRYPTION_KEYS or [settings.DEV_PROVIDER_KEY_ENCRYPTION_KEY]
+    return _fernet_of(tuple(keys))
+
+
+@functools.lru_cache(maxsize=4)
+def _fernet_of(keys: tuple[str, ...]) -> MultiFernet:
+    """Built once per key list (every sync decrypts; a rotated list builds a new one). Only
+    the keys' own objects are kept: decrypted provider keys never are."""
     return MultiFernet([Fernet(key) for key in keys])
 
 

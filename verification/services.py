@@ -20,7 +20,7 @@ from startups.changes import (
     verified_figures_changes,
 )
 from startups.freshness import METHODOLOGY_VERSION, verification_stamp
-from startups.history import revenue_snapshot_record
+from startups.history import day_snapshot_write
 from startups.models import MonthlyRevenue, Startup, Verification
 from verification import crypto
 from verification.http import KeyRejected, ProviderError, ProviderHttp
@@ -100,6 +100,10 @@ def figures_in_usd(figures: ProviderFigures) -> FiguresInUsd:
     )
 
 
+# A connection's lease, ended (a stored sync ends it in the transaction that stores).
+RELEASED = {"lease_owner": None, "lease_until": None}
+
+
 class SyncInProgress(Exception):
     """Another process holds this connection's sync lease; this sync did nothing."""
 
@@ -111,18 +115,27 @@ def revenue_sync(*, connection: ProviderConnection, now: datetime) -> ProviderCo
     refused key) and last_error say what went wrong and the last good figures stay as they are
     (never zeroed). Raises SyncInProgress when another process is syncing this connection (a
     lease in the database); a sync whose fetch started before the stored figures' fetch never
-    overwrites them.
+    overwrites them, nor does one whose lease ran out and was taken by another sync.
     """
-    owner = uuid.uuid4().hex
+    lease = Lease(owner=uuid.uuid4().hex)
     started = timezone.now()
-    if not _lease_take(connection, owner=owner, at=started):
+    if not _lease_take(connection, owner=lease.owner, at=started):
         raise SyncInProgress(f"{connection.startup.slug}: another sync is running; skipped")
     try:
-        return _sync_leased(connection, now=now, started=started)
+        return _sync_leased(connection, now=now, started=started, lease=lease)
     finally:
-        ProviderConnection.objects.filter(pk=connection.pk, lease_owner=owner).update(
-            lease_owner=None, lease_until=None
-        )
+        if lease.held:  # a stored sync released it in its own transaction
+            ours = ProviderConnection.objects.filter(pk=connection.pk, lease_owner=lease.owner)
+            ours.update(**RELEASED)
+        connection.lease_owner = connection.lease_until = None
+
+
+@dataclass
+class Lease:
+    """This sync's hold on its connection (`lease_owner`), until released."""
+
+    owner: str
+    held: bool = True
 
 
 def _identity_backfill(connection: ProviderConnection, provider: Provider, http) -> None:
@@ -136,9 +149,16 @@ def _identity_backfill(connection: ProviderConnection, provider: Provider, http)
     except Exception:  # noqa: BLE001 - any failure leaves the identity unknown, as before
         return
     if identity is not None:
-        ProviderConnection.objects.filter(pk=connection.pk, account_id__isnull=True).update(
-            account_id=identity.id, account_name=identity.name, account_domain=identity.domain
-        )
+        account = {
+            "account_id": identity.id,
+            "account_name": identity.name,
+            "account_domain": identity.domain,
+        }
+        if ProviderConnection.objects.filter(pk=connection.pk, account_id__isnull=True).update(
+            **account
+        ):
+            for name, value in account.items():
+                setattr(connection, name, value)
 
 
 def _lease_take(connection: ProviderConnection, *, owner: str, at: datetime) -> bool:
@@ -151,7 +171,7 @@ def _lease_take(connection: ProviderConnection, *, owner: str, at: datetime) -> 
 
 
 def _sync_leased(
-    connection: ProviderConnection, *, now: datetime, started: datetime
+    connection: ProviderConnection, *, now: datetime, started: datetime, lease: Lease
 ) -> ProviderConnection:
     provider = provider_named(connection.provider)
     slug = connection.startup.slug
@@ -169,8 +189,14 @@ def _sync_leased(
         figures = figures_in_usd(provider.compute(raw=raw, now=now))
         _check_figures(figures)
         written = _write_figures(
-            connection, provider_name=provider.name, figures=figures, now=now, started=started
+            connection,
+            provider_name=provider.name,
+            figures=figures,
+            now=now,
+            started=started,
+            lease=lease,
         )
+        lease.held = written is None  # committed: the write released it
     except KeyRejected as exc:
         return _sync_failed(
             connection, now=now, started=started, status=Status.KEY_REVOKED, error=str(exc)
@@ -192,11 +218,14 @@ def _sync_leased(
         return _sync_failed(
             connection, now=now, started=started, status=Status.ERROR, error=error[:500]
         )
-    connection.refresh_from_db()
-    if not written:
+    if written is None:
+        connection.refresh_from_db()
         logger.info("sync of %s finished after a newer one; its older figures were dropped", slug)
         return connection
-    revenue_snapshot_record(startup=connection.startup, now=now)
+    # What the write stored on the connection, without reading it back (the startup stays
+    # loaded for the caller).
+    for name, value in written.items():
+        setattr(connection, name, value)
     logger.info(
         "synced %s from %s: mrr=%s total=%s months=%s",
         slug,
@@ -240,29 +269,35 @@ def _write_figures(
     figures: FiguresInUsd,
     now: datetime,
     started: datetime,
-) -> bool:
-    """Store the figures unless a sync whose fetch started later already stored its own.
+    lease: Lease,
+) -> dict | None:
+    """Store the figures unless a sync whose fetch started later already stored its own (then
+    None), with the day's snapshot; returns what it stored on the connection.
 
     The conditional UPDATE comes first: it locks the connection row, so of two concurrent
-    writers the one with the older fetch finds the newer start time and writes nothing.
+    writers the one with the older fetch finds the newer start time and writes nothing. It
+    also ends the sync's lease, so the lease ends when the figures are stored.
     """
     newer_or_same = Q(fetch_started_at__isnull=True) | Q(fetch_started_at__lte=started)
-    claimed = ProviderConnection.objects.filter(newer_or_same, pk=connection.pk).update(
-        fetch_started_at=started,
-        status=Status.OK,
-        last_synced_at=now,
-        last_attempt_at=now,
-        last_error=None,
-        fx_rates=figures.fx_rates,
-        updated_at=timezone.now(),
-    )
-    if not claimed:
-        return False
+    bookkeeping = {
+        "fetch_started_at": started,
+        "status": Status.OK,
+        "last_synced_at": now,
+        "last_attempt_at": now,
+        "last_error": None,
+        "fx_rates": figures.fx_rates,
+        "updated_at": timezone.now(),
+    }
+    # Only the lease's holder stores (a sync whose lease ran out was followed by a newer one).
+    claimed = ProviderConnection.objects.filter(newer_or_same, pk=connection.pk)
+    if not claimed.filter(lease_owner=lease.owner).update(**bookkeeping, **RELEASED):
+        return None
     startup = connection.startup
+    shown = {name: getattr(figures, name) for name in VERIFIED_FIGURES}
     changed = verified_figures_changes(
         startup_id=startup.pk,
         provider=provider_name,
-        figures={name: getattr(figures, name) for name in VERIFIED_FIGURES},
+        figures=shown,
         monthly=[(row.month, row.gross, row.refunds) for row in figures.monthly],
         previous_status=connection.status,
         now=now,
@@ -272,9 +307,15 @@ def _write_figures(
             "provider_reported": figures.provider_reported,
         },
     )
+    # The day's snapshot, in the same transaction: its growth is a change of its own.
+    snapshot = {"provider": provider_name, **shown}
     if not changed:  # nothing anyone sees changes: only the time of the sync is stamped
-        verification_stamp(startup=startup, at=now)
-        return True
+        if growth := day_snapshot_write(startup=startup, now=now, figures=snapshot):
+            Verification.objects.filter(startup=startup).update(verified_at=now)
+            startup_change_record(startup=startup, fields=growth, now=now)
+        else:  # only the sync's time moves: read beside the kept copies (core/beside.py)
+            verification_stamp(startup=startup, at=now)
+        return bookkeeping | RELEASED
     stored = {
         "provider": provider_name,
         "level": "verified",
@@ -292,23 +333,25 @@ def _write_figures(
     }
     # UPDATEs, no model save: the Change row below says which startup changed, so the read
     # cache drops only its copies (a save would start a new epoch: core/rowcopies.py).
-    verification = Verification.objects.filter(startup=startup).first()
-    if verification is None:
-        verification = Verification.objects.create(startup=startup, **stored)
+    verification_id = Verification.objects.filter(startup=startup).values_list("pk", flat=True)
+    verification_id = verification_id.first()
+    if verification_id is None:
+        verification_id = Verification.objects.create(startup=startup, **stored).pk
     else:
-        Verification.objects.filter(pk=verification.pk).update(**stored)
-    MonthlyRevenue.objects.filter(verification=verification).delete()
+        Verification.objects.filter(pk=verification_id).update(**stored)
+    MonthlyRevenue.objects.filter(verification_id=verification_id).delete()
     MonthlyRevenue.objects.bulk_create(
         MonthlyRevenue(
-            verification=verification, month=row.month, gross=row.gross, refunds=row.refunds
+            verification_id=verification_id, month=row.month, gross=row.gross, refunds=row.refunds
         )
         for row in figures.monthly
     )
     Startup.objects.filter(pk=startup.pk).update(
         mrr=figures.mrr, arr=figures.arr, currency="USD", updated_at=now
     )
-    startup_change_record(startup=startup, fields=changed, now=now)
-    return True
+    growth = day_snapshot_write(startup=startup, now=now, figures=snapshot)
+    startup_change_record(startup=startup, fields=[*changed, *growth], now=now)
+    return bookkeeping | RELEASED
 
 
 def _sync_failed(
