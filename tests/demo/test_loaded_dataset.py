@@ -1,7 +1,7 @@
 """The demo loader writes one dataset, whatever its speed: a digest of every row a small
 `seed_demo` writes, through every path a large one takes (recipes reused past the unique ones,
-startups in several chunks, on PostgreSQL the indexes dropped and built again), pinned here.
-A faster loader must load exactly this."""
+figures computed in a process pool, startups in several chunks, on PostgreSQL the indexes
+dropped and built again), pinned here. A faster loader must load exactly this."""
 
 import hashlib
 import json
@@ -140,5 +140,6 @@ def test_the_loader_writes_the_pinned_dataset(monkeypatch):
     monkeypatch.setattr("demo.bulk.UNIQUE_RECIPES_UP_TO", 50)
     monkeypatch.setattr("demo.bulk.CHUNK", 70)
     monkeypatch.setattr("demo.bulk.REBUILD_INDEXES_FROM", 1)
+    monkeypatch.setattr("demo.bulk.POOL_FROM", 1)  # figures computed in worker processes
     assert seed_demo(160, now=NOW) == 160
     assert loaded_dataset() == EXPECTED
