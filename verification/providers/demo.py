@@ -15,6 +15,7 @@ from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
+from functools import lru_cache
 
 from django.conf import settings
 
@@ -24,6 +25,7 @@ from verification.providers.base import Ledger, Provider, ProviderFigures
 NAME = "demo"
 SUBSCRIPTIONS, SALES = "subscriptions", "sales"
 DAYS_PER_MONTH = 30.4375
+WEEK = timedelta(days=7)
 BAD_KEY = "not a demo key (demo:<seed>:<level>:<start>:<plateau>:<kind>)"
 
 
@@ -68,11 +70,22 @@ def _noise(seed: int, step: int) -> float:
 
 def monthly_level(recipe: Recipe, day: date) -> float:
     """US dollars a month on `day`: the growth curve with ±7% weekly noise."""
-    span = max(1, (recipe.plateau - recipe.start).days)
-    progress = min(1.0, max(0.0, (day - recipe.start).days / span))
-    floor = recipe.level * (0.15 + 0.5 * _noise(recipe.seed, -1))
-    week = (day - recipe.start).days // 7
-    return (floor + (recipe.level - floor) * progress) * (0.93 + 0.14 * _noise(recipe.seed, week))
+    return _curve(recipe)(day)
+
+
+def _curve(recipe: Recipe):
+    """`monthly_level` of one recipe, its constant parts worked out once (a seed of 1,000,000
+    startups evaluates some 6,000,000 days)."""
+    start, level, seed = recipe.start, recipe.level, recipe.seed
+    span = max(1, (recipe.plateau - start).days)
+    floor = level * (0.15 + 0.5 * _noise(seed, -1))
+
+    def at(day: date) -> float:
+        days = (day - start).days
+        progress = min(1.0, max(0.0, days / span))
+        return (floor + (level - floor) * progress) * (0.93 + 0.14 * _noise(seed, days // 7))
+
+    return at
 
 
 def fetch(*, http: ProviderHttp, now: datetime) -> dict:
@@ -82,15 +95,18 @@ def fetch(*, http: ProviderHttp, now: datetime) -> dict:
     return {"recipe": parse_key(http.secret)}
 
 
+@lru_cache(maxsize=2)
 def _weeks(recipe: Recipe, today: date) -> list[tuple[datetime, int, int]]:
     """One sale a week (a week of the curve) up to `today`, in cents, and its refund (a small
-    one, some weeks, two days later)."""
+    one, some weeks, two days later). The last two answers are kept: a sync's `compute` and
+    the seed's `daily_history` of the days before it ask for the same weeks."""
+    level = _curve(recipe)
     weeks, day, week = [], recipe.start, 0
     while day <= today:
-        cents = int(monthly_level(recipe, day) * 7 / DAYS_PER_MONTH * 100)
+        cents = int(level(day) * 7 / DAYS_PER_MONTH * 100)
         refund = cents // 30 if _noise(recipe.seed, 10_000 + week) < 0.1 else 0
         weeks.append((datetime(day.year, day.month, day.day, 12, tzinfo=UTC), cents, refund))
-        day += timedelta(days=7)
+        day += WEEK
         week += 1
     return weeks
 
@@ -121,7 +137,9 @@ def compute(*, raw: dict, now: datetime) -> ProviderFigures:
 def daily_history(recipe: Recipe, days: list[date]) -> list[dict]:
     """What a daily sync would have recorded at the end of each of `days` (whole dollars),
     from running totals instead of a ledger per day: the seed's earlier snapshots."""
-    weeks = _weeks(recipe, max(days))
+    last = max(days)
+    # The weeks up to the day after (a sync's own weeks, usually just computed), but that day's.
+    weeks = [week for week in _weeks(recipe, last + timedelta(days=1)) if week[0].date() <= last]
     # Money events in time order: +sale, -refund (two days after its sale).
     events = sorted(
         [(at, cents) for at, cents, _ in weeks]
@@ -132,19 +150,19 @@ def daily_history(recipe: Recipe, days: list[date]) -> list[dict]:
     for _, cents in events:
         net.append(net[-1] + cents)
         sold.append(sold[-1] + max(cents, 0))
-    history = []
+    history, level = [], _curve(recipe)
     for day in days:
         end = datetime(day.year, day.month, day.day, 23, 59, tzinfo=UTC)
         upto = bisect_right(moments, end)
         since = bisect_left(moments, end - timedelta(days=30))
-        level = monthly_level(recipe, day)
-        mrr = None if recipe.kind == SALES else int(level)
+        dollars = level(day)
+        mrr = None if recipe.kind == SALES else int(dollars)
         history.append(
             {
                 "date": day,
                 "mrr": mrr,
                 "arr": None if mrr is None else mrr * 12,
-                "customers": _customers(recipe, mrr_dollars=level, sold_cents=sold[upto]),
+                "customers": _customers(recipe, mrr_dollars=dollars, sold_cents=sold[upto]),
                 "last_30_days": max(0, round((net[upto] - net[since]) / 100)),
                 "total_revenue": max(0, round(net[upto] / 100)),
             }
