@@ -51,9 +51,11 @@ def test_a_sync_that_changes_nothing_sends_a_few_statements_and_reads_nothing_ba
 
     # The lease; then in one transaction the bookkeeping (which also ends the lease), one read
     # of the stored figures and one of the monthly rows, the time stamp, the day's snapshot
-    # and its growth (read, and kept unless it moved): no re-read of the connection or the
-    # startup.
-    assert len(sent) == 8, sent
+    # and its growth (read, and kept unless it moved), and the "fresh" token that tells every
+    # server to read the new sync time beside its kept copies: no re-read of the connection
+    # or the startup.
+    assert len(sent) == 9, sent
+    assert any("openstartup_generation" in sql for sql in sent), sent
     assert not Change.objects.filter(id__gt=start).exists()
     with CaptureQueriesContext(db) as after:  # what the caller reads of the result is current
         assert (again.status, again.last_synced_at, again.last_error) == ("ok", later, None)
