@@ -41,9 +41,17 @@ def _read_changed(ids: set[int]) -> dict[int, Startup]:
     return {startup.id: startup for startup in rows}
 
 
+def _answer_bytes(entry: dict) -> int:
+    """What a kept answer holds, roughly: its body and its scope's ids."""
+    return len(entry["body"]) + 8 * len(entry["ids"] or ())
+
+
 # More than the identities a varied load asks (words x limits): under writes a miss here is a
-# build, since the shared entries are filed under the token.
-_AI_ANSWERS = readcache.answer_copies(5_000, _read_changed)
+# build, since the shared entries are filed under the token. Bounded in bytes too
+# (AI_ANSWER_BYTES): 5,000 answers of up to ~25 KB each would be 125 MB a process.
+_AI_ANSWERS = readcache.answer_copies(
+    5_000, _read_changed, max_bytes=settings.AI_ANSWER_BYTES, size=_answer_bytes
+)
 # The scope of the answer being built: {"ids": [...], "joins": filters or None}.
 _SCOPE: ContextVar[dict | None] = ContextVar("ai_answer_scope", default=None)
 

@@ -275,12 +275,24 @@ def row_copies(max_entries: int) -> rowcopies.RowCopies:
 
 
 def answer_copies(
-    max_entries: int, read: Callable[[set[int]], dict[int, Any]]
+    max_entries: int,
+    read: Callable[[set[int]], dict[int, Any]],
+    *,
+    max_bytes: int | None = None,
+    size: Callable[[Any], int] = lambda value: 0,
 ) -> rowcopies.AnswerCopies:
     """Answers made of several startups, invalidated by the changes of theirs and of those
-    that may join them (`read`: those startups read again, see `rowcopies.AnswerCopies`)."""
+    that may join them (`read`: those startups read again, see `rowcopies.AnswerCopies`),
+    at most `max_entries` of them and `max_bytes` of what `size` counts."""
     seconds = lambda: settings.READ_CACHE_SECONDS  # noqa: E731 - read when kept (tests change it)
-    return rowcopies.AnswerCopies(CHECKPOINT, max_entries=max_entries, seconds=seconds, read=read)
+    return rowcopies.AnswerCopies(
+        CHECKPOINT,
+        max_entries=max_entries,
+        seconds=seconds,
+        read=read,
+        max_bytes=max_bytes,
+        size=size,
+    )
 
 
 class LocalCache:

@@ -219,7 +219,11 @@ class AnswerCopies:
     changed, once per applied sequence while an answer kept has a `joins`, from the primary:
     {id: row} of those that may be in any answer at all. The last applied changes are
     remembered (`RECENT_APPLIES`), so an answer built while one was applied is still kept
-    when that change does not touch it."""
+    when that change does not touch it.
+
+    Bounded twice: at most `max_entries` answers and, with `max_bytes`, at most that many
+    bytes of answers as `size(value)` counts them (the least recently kept go first); an
+    answer bigger than the whole budget is not kept."""
 
     RECENT_APPLIES = 256
 
@@ -230,11 +234,16 @@ class AnswerCopies:
         max_entries: int,
         seconds: Callable[[], float],
         read: Callable[[set[int]], dict[int, Any]],
+        max_bytes: int | None = None,
+        size: Callable[[Any], int] = lambda value: 0,
     ):
         self.max_entries = max_entries
+        self.max_bytes = max_bytes
+        self._size = size
+        self.bytes = 0  # what `size` counts of the answers kept
         self._seconds = seconds
         self._read = read
-        # key -> (epoch, expires, value, sequence, ids, joins)
+        # key -> (epoch, expires, value, sequence, ids, joins, size)
         self._entries: OrderedDict[Hashable, tuple] = OrderedDict()
         self._lock = threading.Lock()
         self._checkpoint = checkpoint
@@ -269,16 +278,28 @@ class AnswerCopies:
             return
         shown = None if ids is None else frozenset(ids)
         expires = time.monotonic() + self._seconds()
+        size = self._size(value)
+        if self.max_bytes is not None and size > self.max_bytes:
+            return
         with self._lock:
             if stamp[0] != self._checkpoint.epoch or stamp[1] < self._forgotten:
                 return
             for sequence, touched, rows in self._recent:
                 if sequence > stamp[1] and _touches(touched, rows, shown, joins):
                     return  # applied since the rows were read: it may be missing
-            self._entries[key] = (stamp[0], expires, value, stamp[1], shown, joins)
-            self._entries.move_to_end(key)
-            while len(self._entries) > self.max_entries:
-                self._entries.popitem(last=False)
+            self._pop(key)
+            self._entries[key] = (stamp[0], expires, value, stamp[1], shown, joins, size)
+            self.bytes += size
+            while len(self._entries) > self.max_entries or (
+                self.max_bytes is not None and self.bytes > self.max_bytes
+            ):
+                self._pop(next(iter(self._entries)))
+
+    def _pop(self, key: Hashable) -> None:
+        """Forget `key`'s answer (the lock held)."""
+        entry = self._entries.pop(key, None)
+        if entry is not None:
+            self.bytes -= entry[6]
 
     def drop(self, startup_ids: Iterable[int]) -> None:
         touched = frozenset(startup_ids)
@@ -296,17 +317,16 @@ class AnswerCopies:
         if any(entry[5] is not None for _, entry in entries):
             self.reads += 1
             rows = tuple(self._read(set(touched)).values())
-        doomed = [
-            key for key, (*_, shown, joins) in entries if _touches(touched, rows, shown, joins)
-        ]
+        doomed = [key for key, entry in entries if _touches(touched, rows, entry[4], entry[5])]
         with self._lock:
             applied[2] = rows
             for key in doomed:
-                self._entries.pop(key, None)
+                self._pop(key)
 
     def clear(self) -> None:
         with self._lock:
             self._entries.clear()
+            self.bytes = 0
             self._recent.clear()
             self._seen = self._forgotten = UNKNOWN
 

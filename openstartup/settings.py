@@ -87,6 +87,8 @@ SERVICE_NAME = "OpenStartup"
 # /api/ai answers are cached (shared, never per caller) under the data token, so a write shows at
 # once; this long at most (what changes with time alone, e.g. an add-on ending); also max-age.
 AI_CACHE_SECONDS = env_int("AI_CACHE_SECONDS", 300)
+# Bytes of /api/ai and MCP answers each process keeps (aisurface/cache.py), at most.
+AI_ANSWER_BYTES = env_int("AI_ANSWER_BYTES", 32 * 1024 * 1024)
 # The list's exact total, which startups make up a page and their ranks are kept in the shared
 # cache this long per filter set and page (rows are always read fresh); 0 turns it off.
 LIST_CACHE_SECONDS = env_int("LIST_CACHE_SECONDS", 30)

@@ -272,3 +272,36 @@ def test_an_answer_built_while_a_change_applied_is_kept_unless_that_change_touch
     assert copies.lookup("joined-by-7", ("e", 11)) is None
     checkpoint.stamp("e.12")  # startup 8 joins the list
     assert copies.lookup("list", ("e", 12)) is None
+
+
+def test_kept_answers_stay_within_their_byte_budget_least_recently_kept_first():
+    """AnswerCopies with `max_bytes` (AI_ANSWER_BYTES for /api/ai and MCP): a process keeps
+    no more answer bytes than its budget, whatever their count; the oldest go first, an
+    answer replaced is counted once, a dropped one gives its bytes back, and one answer
+    bigger than the whole budget is not kept (it would evict everything for nothing)."""
+    checkpoint = rowcopies.Checkpoint(lambda after, upto: [(3, upto)])
+    copies = rowcopies.AnswerCopies(
+        checkpoint,
+        max_entries=100,
+        seconds=lambda: 60,
+        read=lambda ids: {},
+        max_bytes=1_000,
+        size=len,
+    )
+    stamp = checkpoint.stamp("e.1")
+    for n in range(4):
+        copies.put(f"a{n}", "x" * 300, stamp, ids=[n])
+    assert [copies.lookup(f"a{n}", stamp) is not None for n in range(4)] == [
+        False,
+        True,
+        True,
+        True,
+    ]
+    assert copies.bytes == 900
+    copies.put("a3", "y" * 100, stamp, ids=[3])  # replaced: counted once
+    assert copies.bytes == 700 and copies.lookup("a3", stamp) == "y" * 100
+    copies.put("huge", "z" * 1_001, stamp, ids=[9])
+    assert copies.lookup("huge", stamp) is None and copies.bytes == 700
+    checkpoint.stamp("e.2")  # startup 3 changed: its answer and its bytes go
+    assert copies.lookup("a3", checkpoint.stamp("e.2")) is None
+    assert copies.bytes == 600 and len(copies) == 2
