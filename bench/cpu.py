@@ -1,7 +1,7 @@
 """The CPU each side of a `make bench` row takes: gunicorn (master and workers), PostgreSQL and,
-under writes, the writer (bench/writes.py) and its own backend, read from /proc just before and
-just after the recorded wrk run (reading /proc costs far less than one request; nothing runs
-during the run itself).
+under writes, the writer (bench/writes.py: one process, its threads included) and its
+backends, read from /proc just before and just after the recorded wrk run (reading /proc costs
+far less than one request; nothing runs during the run itself).
 
 Throughput alone cannot say why a row is slower under writes: the writer may simply take CPU
 away from a 2-CPU machine. CPU milliseconds per request say what each request costs the server,

@@ -4,7 +4,8 @@ that puts each varied row's figure under writes beside its figure without writes
 
 BENCH_WRITES=0 leaves them out; BENCH_WRITE_RATE overrides the syncs a second (default: the
 production rate for the dataset, every verified startup once an hour); BENCH_EDIT_RATE the
-founder edits a second (default 1).
+founder edits a second (default 1); BENCH_WRITER_CONCURRENCY the writes in flight at once, in
+the writer's threads (default the refresh worker's 16, bench/writes.py).
 """
 
 import json
@@ -29,7 +30,8 @@ def start(python: str, root: Path, env: dict[str, str]) -> subprocess.Popen:
     writer = subprocess.Popen(
         [python, "manage.py", "shell", "-c", code],
         cwd=root,
-        # Its backends are named, so bench/cpu.py can tell their CPU from the requests'.
+        # Its backends (one a thread) are named, so bench/cpu.py can tell their CPU from the
+        # requests'; its threads are one process, whose /proc ticks count them all.
         env={**env, "PGAPPNAME": cpu.WRITER_APPLICATION},
         stdout=subprocess.PIPE,
         text=True,
@@ -65,8 +67,8 @@ def table(rows: list, results: dict, under: dict, writer: dict, count: int) -> l
         "CPU ms/req: gunicorn's (master and workers) and PostgreSQL's (the backends of the "
         "size's database, less the writer's own) per request, without and with writes; their "
         "ratio is what the writes add to each request (invalidation, refills), whatever CPU "
-        "the writer takes. Writer CPUs: the "
-        f"writer process and its backend, of the machine's {cpu.CPUS}. If only: the no-writes "
+        "the writer takes. Writer CPUs: the writer process (all its threads) and its "
+        f"backends, of the machine's {cpu.CPUS}. If only: the no-writes "
         f"req/s x ({cpu.CPUS} - writer CPUs) / {cpu.CPUS}, the figure if the writer only took "
         "its CPU away.",
         "",

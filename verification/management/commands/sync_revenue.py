@@ -2,14 +2,11 @@ import logging
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable
 from datetime import timedelta
 from typing import TypeVar
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
-from django.db import close_old_connections, connections
-from django.db import connection as db_connection
 from django.utils import timezone
 from tqdm import tqdm
 
@@ -19,6 +16,7 @@ from verification.providers import PROVIDERS
 from verification.scheduling import connection_take, connections_due
 from verification.selectors import connections_to_sync
 from verification.services import SyncInProgress, revenue_sync
+from verification.threads import in_threads
 
 logger = logging.getLogger("verification.sync")
 
@@ -103,42 +101,8 @@ class Command(BaseCommand):
             self.stdout.write(line)
 
     def in_threads(self, items: list[Item], work: Callable[[Item], None]) -> None:
-        """`work(item)` for every item, up to --concurrency at once: each thread takes the next
-        item until none is left, on a database connection of its own that it closes at its
-        end. An exception `work` lets out stops every thread from taking more (the round
-        fails, as a database outage should end it) and is raised once all have stopped.
-
-        Inside a transaction (a caller's `atomic` block) the items run here, one at a time:
-        another thread's connection could not see the transaction's rows."""
-        if self.concurrency == 1 or len(items) < 2 or db_connection.in_atomic_block:
-            for item in items:
-                work(item)
-            return
-        queue: Iterator[Item] = iter(items)
-        taking = threading.Lock()
-        stop = threading.Event()
-
-        def drain() -> None:
-            try:
-                while not stop.is_set():
-                    with taking:
-                        item = next(queue, _NONE_LEFT)
-                    if item is _NONE_LEFT:
-                        return
-                    close_old_connections()  # one broken by a database restart is replaced
-                    work(item)
-            except BaseException:
-                stop.set()
-                raise
-            finally:
-                connections.close_all()  # this thread's connections, not the command's
-
-        threads = min(self.concurrency, len(items))
-        with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="sync") as pool:
-            running = [pool.submit(drain) for _ in range(threads)]
-        for future in running:
-            if future.exception() is not None:
-                raise future.exception()
+        """`work(item)` for every item, up to --concurrency at once (verification/threads.py)."""
+        in_threads(items, work, concurrency=self.concurrency)
 
     def sync_due(self, *, slug: str | None, every: timedelta) -> None:
         """One round of the worker: sync each connection not tried for `every`, taking it
@@ -218,9 +182,6 @@ class Command(BaseCommand):
             + (f", {skipped} skipped (already being synced)." if skipped else ".")
         )
         return failed
-
-
-_NONE_LEFT = object()
 
 
 def result_line(connection: ProviderConnection) -> str:
