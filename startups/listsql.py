@@ -50,11 +50,21 @@ class _Compiled:
         self.converters = compiler.get_converters([column[0] for column in columns])
         self._apply = compiler.apply_converters
 
-    def rows(self, values: list, *, db: str, suffix: str = "", extra: tuple = ()) -> list:
+    def rows(
+        self, values: list, *, db: str, suffix: str = "", extra: tuple = (), prepare: bool = False
+    ) -> list:
         params = list(self.params)
         for slot, value in zip(self.slots, values, strict=True):
             params[slot] = value
-        with connections[db].cursor() as cursor:
+        connection = connections[db]
+        # `prepare` on PostgreSQL: bound on the server, so the statement is prepared by its 5th
+        # use and planned once per connection (core/postgresql/base.py; its parameters must be
+        # plain values of the columns' own types). Only for a statement whose best plan is the
+        # same for every value: the rows by primary key, not the walk (whether to walk the
+        # order's b-tree or sort the MRR range depends on the bound: a generic plan would fix
+        # one for all).
+        prepared = getattr(connection, "prepared_cursor", None) if prepare else None
+        with (prepared or connection.cursor)() as cursor:
             cursor.execute(self.sql + suffix, [*params, *extra])
             rows = cursor.fetchall()
         if self.converters:
@@ -85,7 +95,7 @@ def list_row_values(ids: list[int], *, db: str) -> tuple[tuple, dict[int, tuple]
 
     statement = _compiled(db, ("rows", len(ids)), make)
     place = statement.names.index("id")
-    return statement.names, {row[place]: row for row in statement.rows(ids, db=db)}
+    return statement.names, {row[place]: row for row in statement.rows(ids, db=db, prepare=True)}
 
 
 def compiles(filters: StartupFilters) -> bool:
