@@ -28,7 +28,7 @@ from django.db.models.base import ModelState
 
 from core import dbdeadline, readcache
 from core.models import Generation
-from startups import rankindex, rankmoves, selectors
+from startups import listsql, rankindex, rankmoves, selectors
 from startups.freshness import FRESHNESS, NOT_READ
 from startups.models import Startup
 from startups.selectors import After, StartupFilters, StartupPage, encode_cursor
@@ -325,7 +325,10 @@ def _page_from_index(
         return StartupPage(startups=[], total=total)
     elif (walked := index.page_ids(filters, subsets, offset, limit)) is not None:
         ids = walked
-    else:  # an order the index does not hold: its b-tree walked in SQL for the page's ids
+    elif listsql.compiles(filters):  # another order: its b-tree walked in SQL for the ids
+        ids, seen = listsql.ordered_ids(filters, offset, offset + limit, db=readcache.fill_db())
+        asked_sql = True
+    else:
         ordered = selectors.startup_list(filters=filters).using(readcache.fill_db())
         ids, seen = _ids_with_token(ordered, offset, offset + limit)
         asked_sql = True
@@ -357,10 +360,13 @@ def _ranked_rows(ids: list[int], ranks: list[int | None]) -> list[Startup]:
     missing = [startup_id for startup_id in ids if startup_id not in rows]
     if missing:
         position = FRESHNESS.position()
-        for startup_id, startup in selectors.list_rows(missing, db=readcache.fill_db()).items():
-            rows[startup_id] = kept = _kept_row(startup)
+        names, found = listsql.list_row_values(missing, db=readcache.fill_db())
+        names = _ROW_SHAPES.setdefault(names, names)
+        synced = names.index("synced_at") if found else 0
+        for startup_id, values in found.items():
+            rows[startup_id] = kept = (names, values)
             LIST_ROWS.put(startup_id, kept, startup_id, stamp)
-            FRESHNESS.seed(startup_id, (startup.synced_at, NOT_READ), position, partial=True)
+            FRESHNESS.seed(startup_id, (values[synced], NOT_READ), position, partial=True)
     startups = []
     for startup_id, rank in zip(ids, ranks, strict=True):
         if (kept := rows.get(startup_id)) is not None:

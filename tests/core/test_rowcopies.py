@@ -15,6 +15,7 @@ from restapi import profiles
 from startups import pagecache
 from startups.changes import startup_change_record
 from startups.models import Change, Startup
+from startups.selectors import SORT_ORDERS
 from tests.support.factories import (
     make_account,
     make_pro_key,
@@ -23,7 +24,7 @@ from tests.support.factories import (
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("rank_index_on")]
 
-SORTS = ["mrr-desc", "mrr-asc", "name-asc", "name-desc", "newest", "oldest"]
+SORTS = list(SORT_ORDERS)  # every order the list has
 
 
 @pytest.fixture
