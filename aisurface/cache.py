@@ -15,6 +15,7 @@ import hashlib
 import time
 from collections.abc import Callable, Iterable
 from contextvars import ContextVar
+from dataclasses import asdict
 from functools import partial
 from typing import Any
 
@@ -27,11 +28,11 @@ from rest_framework.request import Request
 from core import readcache
 from core.formats import site_url
 from core.renderers import JSONRenderer
-from startups.aiselectors import ai_enabled_startups, ai_startup_may_join
+from startups.aiselectors import AiFilters, ai_enabled_startups, ai_startup_may_join
 from startups.models import Startup
 
-# v4: entries carry their scope ("ids", "joins").
-AI_CACHE_VERSION = "ai-v4"
+# v5: "joins" holds the list's filters apart from what it showed.
+AI_CACHE_VERSION = "ai-v5"
 
 
 def _read_changed(ids: set[int]) -> dict[int, Startup]:
@@ -52,11 +53,12 @@ def _answer_bytes(entry: dict) -> int:
 _AI_ANSWERS = readcache.answer_copies(
     5_000, _read_changed, max_bytes=settings.AI_ANSWER_BYTES, size=_answer_bytes
 )
-# The scope of the answer being built: {"ids": [...], "joins": filters or None}.
+# The scope of the answer being built: {"ids": [...], "joins": {"filters": AiFilters as a
+# dict, "shown": n, "lowest_mrr": m} or None}.
 _SCOPE: ContextVar[dict | None] = ContextVar("ai_answer_scope", default=None)
 
 
-def involves(startups: Iterable[Startup], *, filters: dict | None = None) -> None:
+def involves(startups: Iterable[Startup], *, filters: AiFilters | None = None) -> None:
     """Tell the answer being built which startups it shows (in order) and, for a list
     (`startups.aiselectors.ai_startup_list`), the filters it was read with: a startup that
     passes them (`ai_startup_may_join`) after a write may join it. An answer whose build
@@ -68,16 +70,17 @@ def involves(startups: Iterable[Startup], *, filters: dict | None = None) -> Non
     scope["ids"] = [*(scope["ids"] or []), *(startup.id for startup in shown)]
     if filters is not None:
         lowest = shown[-1].mrr if shown else None
-        scope["joins"] = {**filters, "shown": len(shown), "lowest_mrr": lowest}
+        scope["joins"] = {"filters": asdict(filters), "shown": len(shown), "lowest_mrr": lowest}
 
 
 def _joins(entry: dict) -> Callable[[Startup], bool] | None:
-    filters = entry.get("joins")
-    return None if filters is None else partial(_may_join, filters)
-
-
-def _may_join(filters: dict, startup: Startup) -> bool:
-    return ai_startup_may_join(startup, **filters)
+    joins = entry.get("joins")
+    if joins is None:
+        return None
+    filters = AiFilters(**joins["filters"])
+    return partial(
+        ai_startup_may_join, filters=filters, shown=joins["shown"], lowest_mrr=joins["lowest_mrr"]
+    )
 
 
 def ai_answer(*, identity: dict, build: Callable[[], Any]) -> dict:

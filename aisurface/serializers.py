@@ -13,6 +13,7 @@ from django.urls import reverse
 from rest_framework import serializers
 
 from core.formats import iso_timestamp, site_url
+from startups.aiselectors import AiFilters
 from startups.filters import LenientBoolean, LenientQuery, LenientText
 from startups.freshness import STATUSES, last_synced_at, verification_status
 from startups.models import Founder, Startup
@@ -42,6 +43,14 @@ class AiDiscoveryFilterSerializer(LenientQuery):
         help_text="`true`: only startups whose owner account is verified; `false`: only those "
         "whose owner is not; any other value is ignored.",
     )
+
+    def filters(self) -> AiFilters:
+        data = self.validated_data
+        return AiFilters(
+            category=data.get("category"),
+            industry=data.get("industry"),
+            verified=data.get("verified"),
+        )
 
 
 # schema.org type of every AI profile: a startup is an organization (its products are not

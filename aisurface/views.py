@@ -114,10 +114,11 @@ class AiDiscoveryView(DocumentedOptions, APIView):
         raw = {name: query.get(name) for name in _DISCOVERY_PARAMETERS}
 
         def build() -> dict:
-            filters = AiDiscoveryFilterSerializer(data=query)
-            filters.is_valid()
-            startups = ai_startup_list(**filters.validated_data, db=readcache.fill_db())
-            involves(startups, filters=filters.validated_data)
+            params = AiDiscoveryFilterSerializer(data=query)
+            params.is_valid()
+            filters = params.filters()
+            startups = ai_startup_list(filters=filters, db=readcache.fill_db())
+            involves(startups, filters=filters)
             return AiDiscoverySerializer(startups, context={"request": request}).data
 
         return cached_response(request, parts=raw, build=build)

@@ -42,7 +42,7 @@ from mcpserver.bounds import (
     cut,
     result_chars,
 )
-from startups.aiselectors import ai_enabled_startups, ai_startup_get, ai_startup_list
+from startups.aiselectors import AiFilters, ai_enabled_startups, ai_startup_get, ai_startup_list
 from startups.history import revenue_history
 from startups.serializers import SnapshotSerializer
 
@@ -211,8 +211,9 @@ class RevenueArguments(ToolArguments):
 
 
 def _matches(request: HttpRequest, *, detail: bool = False, **filters: Any) -> Matches:
-    startups = ai_startup_list(**filters, db=readcache.fill_db())
-    involves(startups, filters=filters)
+    asked = AiFilters(**filters)
+    startups = ai_startup_list(filters=asked, db=readcache.fill_db())
+    involves(startups, filters=asked)
     data = AiMatchSerializer(startups, many=True, context={"request": request}).data
     length = DETAIL_DESCRIPTION if detail else COMPACT_DESCRIPTION
     for match in data:

@@ -1,6 +1,7 @@
 """Reads of the AI-enabled set that /api/ai and MCP serve (the rest of the dataset's reads are
 startups/selectors.py)."""
 
+from dataclasses import dataclass
 from itertools import islice
 
 from django.db.models import Q, QuerySet
@@ -25,25 +26,35 @@ def slug_word(value: str | None) -> str:
     return slugify(value or "", allow_unicode=True)
 
 
-def ai_startup_list(
-    *,
-    query: str | None = None,
-    category: str | None = None,
-    industry: str | None = None,
-    verified: bool | None = None,
-    min_mrr: int | None = None,
-    max_mrr: int | None = None,
-    has_mrr: bool = False,
-    limit: int | None = None,
-    db: str | None = None,
-) -> list[Startup]:
-    """AI-enabled startups matching the filters, highest MRR first (one query).
+@dataclass(frozen=True)
+class AiFilters:
+    """What an AI list asks (/api/ai discovery, the MCP search tools): `ai_startup_list`
+    answers it and `ai_startup_may_join` checks a startup against the same value.
 
-    `category` and `industry` are slug-style words compared with `slug_word` of the stored
-    values; `category` matches the primary category or any extra one. Those two are applied in
-    Python because slugify has no portable SQL form and the AI set is small and curated.
-    `verified` is the owner account's `is_verified`; `has_mrr` drops startups without MRR.
+    `query` is free text found in the name, description, category or industry. `category` and
+    `industry` are slug-style words compared with `slug_word` of the stored values; `category`
+    matches the primary category or any extra one. `verified` is the owner account's
+    `is_verified`; `has_mrr` drops startups without MRR; `limit` caps the answer.
     """
+
+    query: str | None = None
+    category: str | None = None
+    industry: str | None = None
+    verified: bool | None = None
+    min_mrr: int | None = None
+    max_mrr: int | None = None
+    has_mrr: bool = False
+    limit: int | None = None
+
+
+def ai_startup_list(*, filters: AiFilters, db: str | None = None) -> list[Startup]:
+    """AI-enabled startups matching `filters`, highest MRR first (one query).
+
+    Category and industry are applied in Python because slugify has no portable SQL form and
+    the AI set is small and curated.
+    """
+    query, verified, limit = filters.query, filters.verified, filters.limit
+    min_mrr, max_mrr = filters.min_mrr, filters.max_mrr
     qs = ai_enabled_startups(db=db).select_related("owner", "verification", "provider_connection")
     if query:
         qs = qs.filter(
@@ -56,14 +67,14 @@ def ai_startup_list(
         qs = qs.filter(owner__is_verified=True)
     elif verified is False:
         qs = qs.filter(Q(owner__isnull=True) | Q(owner__is_verified=False))
-    if has_mrr:
+    if filters.has_mrr:
         qs = qs.filter(mrr__isnull=False)
     if min_mrr is not None:
         qs = qs.filter(mrr__gte=min_mrr)
     if max_mrr is not None:
         qs = qs.filter(mrr__lte=max_mrr)
     qs = qs.order_by(*RANK_ORDER)
-    category, industry = slug_word(category), slug_word(industry)
+    category, industry = slug_word(filters.category), slug_word(filters.industry)
     if not category and not industry:
         return list(qs if limit is None else qs[:limit])
 
@@ -78,27 +89,18 @@ def ai_startup_list(
 
 
 def ai_startup_may_join(
-    startup: Startup,
-    *,
-    query: str | None = None,
-    category: str | None = None,
-    industry: str | None = None,
-    verified: bool | None = None,
-    min_mrr: int | None = None,
-    max_mrr: int | None = None,
-    has_mrr: bool = False,
-    limit: int | None = None,
-    shown: int = 0,
-    lowest_mrr: int | None = None,
+    startup: Startup, *, filters: AiFilters, shown: int = 0, lowest_mrr: int | None = None
 ) -> bool:
     """Whether `startup` (AI-enabled, read with its owner) may be among `ai_startup_list`'s
-    answer to these filters, which showed `shown` startups, the last with MRR `lowest_mrr`:
+    answer to `filters`, which showed `shown` startups, the last with MRR `lowest_mrr`:
     never False for one that would be (kept /api/ai and MCP answers rely on it).
 
     `query` is compared as SQL does (case-insensitive substring) when the text is ASCII;
     otherwise the database's case folding decides, so the startup may match. A full answer
     (`limit` reached) only changes for a startup ranked above its last one (MRR first)."""
-    if has_mrr and startup.mrr is None:
+    query, verified, limit = filters.query, filters.verified, filters.limit
+    min_mrr, max_mrr = filters.min_mrr, filters.max_mrr
+    if filters.has_mrr and startup.mrr is None:
         return False
     if min_mrr is not None and (startup.mrr is None or startup.mrr < min_mrr):
         return False
@@ -113,9 +115,9 @@ def ai_startup_may_join(
         if not any(text and needle in text.lower() for text in texts):
             return False
     categories = {slug_word(c) for c in [startup.category, *(startup.categories or [])]}
-    if (category := slug_word(category)) and category not in categories:
+    if (category := slug_word(filters.category)) and category not in categories:
         return False
-    if (industry := slug_word(industry)) and slug_word(startup.industry) != industry:
+    if (industry := slug_word(filters.industry)) and slug_word(startup.industry) != industry:
         return False
     if limit is None or shown < limit or lowest_mrr is None:
         return True

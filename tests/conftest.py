@@ -64,18 +64,19 @@ def _clear_cache():
 
 @pytest.fixture
 def read_cache_on(settings):
-    """Copies kept five minutes (the tests of the read cache ask for it)."""
+    """Copies kept five minutes, and this process's copies empty before and after (the tests
+    of the read cache ask for it)."""
     settings.READ_CACHE_SECONDS = 300
+    clear_local()
+    yield
+    clear_local()
 
 
 @pytest.fixture
 def rank_index_on(read_cache_on, settings):
-    """The read cache on, the rank index built inline for a minute, and this process's copies
-    empty before and after (the tests of kept rows and the rank index ask for it)."""
+    """The read cache on (this process's copies empty before and after) and the rank index
+    built inline for a minute (the tests of kept rows and the rank index ask for it)."""
     settings.RANK_INDEX_INLINE_SECONDS = 60
-    clear_local()
-    yield
-    clear_local()
 
 
 @pytest.fixture

@@ -10,15 +10,7 @@ from core.beside import Beside
 from startups.changes import startup_change_record
 from tests.support.factories import make_startup
 
-pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def read_cache_on(settings):
-    settings.READ_CACHE_SECONDS = 300
-    readcache.clear_local()
-    yield
-    readcache.clear_local()
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("read_cache_on")]
 
 
 class Reader:

@@ -18,29 +18,9 @@ from tests.support.factories import (
     make_verification,
     self_reported_revenue,
 )
-from tests.support.verification_fakes import FakeProviders, always, stripe_account
+from tests.support.founder_stripe import KEY, assert_verified_by_stripe_data, stripe_data
+from tests.support.verification_fakes import FakeProviders, always
 from verification.models import ProviderConnection
-
-KEY = "rk_live_founder_dashboard_key_1234"
-
-
-def stripe_data() -> dict:
-    """The $49/month Stripe account, its $49 charge two days ago."""
-    return stripe_account(charged=int((timezone.now() - timedelta(days=2)).timestamp()))
-
-
-def assert_verified_by_stripe_data(data: dict) -> None:
-    """A startup's detail after a sync of `stripe_data()`: verified, $49 MRR and $49 in total."""
-    assert data["revenue"].pop("lastSyncedAt") is not None
-    assert data["revenue"] == {
-        "mrr": 49,
-        "arr": 588,
-        "currency": "USD",
-        "verified": True,
-        "source": "verified",
-        "growth30d": None,
-    }
-    assert data["verification"]["totalRevenue"] == 49
 
 
 def signed_in(account) -> Client:

@@ -492,7 +492,7 @@ def test_a_key_that_may_not_read_its_account_is_refused_with_the_reason(stripe_f
 
 def test_a_connector_without_identify_records_no_account_and_refuses_nothing():
     """The base class's default: a connector added later keeps working (identity unknown)."""
-    from tests.startups.test_verified_surfaces import demo_key
+    from tests.support.demo_keys import demo_key
     from verification.connections import provider_connection_connect
     from verification.providers import provider_named
 

@@ -20,13 +20,7 @@ from tests.support.factories import make_startup
 CATEGORIES = ["Developer Tools", "Design Tools", "Marketing", None]
 TERMS = ["tools", "alpha", "o"]
 
-
-@pytest.fixture(autouse=True)
-def read_cache_on(settings):
-    settings.READ_CACHE_SECONDS = 300
-    readcache.clear_local()
-    yield
-    readcache.clear_local()
+pytestmark = pytest.mark.usefixtures("read_cache_on")
 
 
 def dataset(rng: random.Random, count: int = 60) -> None:

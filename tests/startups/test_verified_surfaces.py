@@ -18,10 +18,10 @@ from core import readcache
 from quota.models import MonthlyUsage
 from startups.history import revenue_snapshot_record
 from startups.models import RevenueSnapshot, Startup, Verification
+from tests.support.demo_keys import demo_key
 from tests.support.factories import bearer, make_ai_startup, make_startup, make_verification
 from verification.connections import provider_connection_connect
 from verification.models import ProviderConnection
-from verification.providers import demo as demo_provider
 from verification.services import revenue_sync
 
 pytestmark = pytest.mark.django_db
@@ -35,17 +35,6 @@ REAL_PROVIDERS = {
     "dodo_payments",
     "revenuecat",
 }
-
-
-def demo_key(*, level: int = 1000, kind: str = demo_provider.SUBSCRIPTIONS) -> str:
-    today = timezone.now().date()
-    return demo_provider.Recipe(
-        seed=7,
-        level=level,
-        start=today - timedelta(days=400),
-        plateau=today - timedelta(days=10),
-        kind=kind,
-    ).key()
 
 
 def connect_demo(slug: str, **fields) -> ProviderConnection:

@@ -6,9 +6,7 @@ breaks, still connects and verifies against the local fake Apple."""
 from datetime import UTC, datetime, timedelta
 
 from core.formats import month_start
-from tests.support.factories import PASSWORD, make_account, make_startup
-from tests.support.verification_fakes import apple_reports, apple_tokens
-from tests.verification.test_app_store_connect import (
+from tests.support.app_store_connect import (
     ISSUER,
     KEY_ID,
     PEM,
@@ -17,6 +15,8 @@ from tests.verification.test_app_store_connect import (
     sale,
     subscription,
 )
+from tests.support.factories import PASSWORD, make_account, make_startup
+from tests.support.verification_fakes import apple_reports, apple_tokens
 
 
 def test_a_multi_line_credential_pasted_in_chromium_connects_app_store_connect(

@@ -11,11 +11,6 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.founders.test_startups import (
-    KEY,
-    assert_verified_by_stripe_data,
-    stripe_data,
-)
 from tests.support.billing_fakes import FakeStripe, event, signature
 from tests.support.factories import (
     PASSWORD,
@@ -24,6 +19,7 @@ from tests.support.factories import (
     make_startups,
     self_reported_revenue,
 )
+from tests.support.founder_stripe import KEY, assert_verified_by_stripe_data, stripe_data
 
 SECRET = "whsec_browser_secret"  # noqa: S105 - the test's own webhook secret
 

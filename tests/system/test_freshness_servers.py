@@ -8,9 +8,13 @@ import pytest
 from startups.models import Change
 from tests.support.connectors import stripe_connection
 from tests.support.factories import make_api_key, make_subscription
-from tests.support.processes import process_env, skip_unless_the_database_can_be_shared
+from tests.support.processes import (
+    gunicorn_server,
+    http_get,
+    process_env,
+    skip_unless_the_database_can_be_shared,
+)
 from tests.support.verification_fakes import NOW
-from tests.system.test_faults import gunicorn_server, http_get
 from verification.services import revenue_sync
 
 FIRST, SECOND = NOW, NOW + timedelta(minutes=5)  # the same figures, still fresh

@@ -16,18 +16,24 @@ from tests.support.processes import ON_POSTGRES, gunicorn_behind_proxy, http_get
 DEADLINE = 3
 
 
+def stalled_env(*, deadline: int, threads: int, **more: str) -> dict[str, str]:
+    """gunicorn's environment for these tests: `threads` request threads whose database
+    work (connecting included) ends after `deadline` seconds, no Redis, no access log."""
+    return {
+        "DB_REQUEST_DEADLINE_SECONDS": str(deadline),
+        "DB_CONNECT_TIMEOUT": str(deadline),
+        "GUNICORN_THREADS": str(threads),
+        "REDIS_URL": "",
+        "GUNICORN_ACCESS_LOG": "",
+        **more,
+    }
+
+
 @pytest.mark.skipif(not ON_POSTGRES, reason="needs PostgreSQL (DATABASE_URL)")
 @pytest.mark.django_db(transaction=True)
 def test_healthz_answers_within_a_second_while_every_thread_waits_on_the_database():
     make_startup(name="Stalled", mrr=5)
-    env = {
-        "DB_REQUEST_DEADLINE_SECONDS": str(DEADLINE),
-        "DB_CONNECT_TIMEOUT": str(DEADLINE),
-        "GUNICORN_THREADS": "4",
-        "REDIS_URL": "",
-        "GUNICORN_ACCESS_LOG": "",
-        "FAIR_USE_REQUESTS_PER_MINUTE": "100000",
-    }
+    env = stalled_env(deadline=DEADLINE, threads=4, FAIR_USE_REQUESTS_PER_MINUTE="100000")
     with gunicorn_behind_proxy(env, workers=1) as (proxy, port):
         assert http_get(port, "/api/v1/startups")[0] == 200
         proxy.mode = "hang"  # PostgreSQL accepts every byte and never answers
@@ -72,14 +78,7 @@ def test_healthz_fails_when_every_thread_is_stuck_past_the_worker_timeout():
     thread held longer than GUNICORN_TIMEOUT (a deadline above it, which production never
     sets), /healthz waits behind them like any request and the probe times out."""
     make_startup(name="Wedged", mrr=5)
-    env = {
-        "DB_REQUEST_DEADLINE_SECONDS": "12",
-        "DB_CONNECT_TIMEOUT": "12",
-        "GUNICORN_TIMEOUT": "2",
-        "GUNICORN_THREADS": "2",
-        "REDIS_URL": "",
-        "GUNICORN_ACCESS_LOG": "",
-    }
+    env = stalled_env(deadline=12, threads=2, GUNICORN_TIMEOUT="2")
     with gunicorn_behind_proxy(env, workers=1) as (proxy, port):
         assert http_get(port, "/api/v1/startups")[0] == 200
         proxy.mode = "hang"

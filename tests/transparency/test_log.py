@@ -12,8 +12,8 @@ from django.db.utils import DatabaseError
 
 from quota.models import MonthlyUsage
 from startups.models import Verification
+from tests.support.client_verify import verify
 from tests.support.factories import bearer, make_startup, make_verification
-from tests.transparency.test_merkle import verify
 from transparency.models import AppendOnlyError, LogEntry, TreeHead
 from transparency.services import log_append
 

@@ -4,27 +4,12 @@ and proofs (transparency/merkle.py) and the official client's verifiers (opensta
 written separately from the RFC), plus every proof of every small tree cross-checked."""
 
 import hashlib
-import importlib.util
-import sys
-from pathlib import Path
 
 import pytest
 
+from tests.support.client_verify import verify
 from transparency import merkle
 
-_VERIFY = Path(__file__).resolve().parents[2] / "clients/python/src/openstartup/verify.py"
-
-
-def _client_verify():
-    # The client package is also called `openstartup`: load its module by path.
-    spec = importlib.util.spec_from_file_location("openstartup_client_verify", _VERIFY)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
-
-
-verify = _client_verify()
 h = bytes.fromhex
 
 LEAVES = [

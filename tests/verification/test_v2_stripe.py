@@ -13,8 +13,7 @@ NOW (2026-11-15 12:00 UTC); every figure is worked out by hand from docs/methodo
 
 import pytest
 
-from tests.support.verification_fakes import NOW, always, rows
-from tests.verification.test_stripe_shapes import (
+from tests.support.stripe_shapes import (
     discount_before_clover,
     discount_from_clover,
     stripe_coupon,
@@ -24,6 +23,7 @@ from tests.verification.test_stripe_shapes import (
     ts,
     verified,
 )
+from tests.support.verification_fakes import NOW, always, rows
 from verification.services import revenue_sync
 
 pytestmark = pytest.mark.django_db
