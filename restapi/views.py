@@ -53,7 +53,7 @@ from startups.freshness import METHODOLOGY_VERSION, METHODOLOGY_VERSIONS
 from startups.history import revenue_history
 from startups.methodology import methodology_html
 from startups.pagecache import startup_page
-from startups.selectors import category_counts, startup_export, startup_get
+from startups.selectors import category_counts, startup_export, startup_get, startup_ref
 from startups.serializers import (
     SnapshotSerializer,
     StartupDetailSerializer,
@@ -251,7 +251,7 @@ class StartupHistoryView(RestView):
         errors=(400, 401, 404, 405, 429, 500),
     )
     def get(self, request: Request, slug: str) -> Response:
-        startup = startup_get(slug=slug)
+        startup = startup_ref(slug=slug)
         if startup is None:
             raise NotFound(f"No startup with slug '{slug}'")
         params = HistoryFilterSerializer(data=request.query_params)
