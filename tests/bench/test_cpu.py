@@ -103,3 +103,15 @@ def test_profile_summary_counts_own_and_cumulative_samples(monkeypatch):
     # The worker and a middleware that only hands on are plumbing: left out.
     assert "gthread" not in cumulative and "requestid" not in cumulative
     assert "6  60.0%  psycopg" in text and "3  30.0%  project: restapi" in text
+
+
+def test_a_profile_with_bytes_that_are_not_utf8_is_still_read(tmp_path, monkeypatch):
+    """py-spy can read a frame name while the process changes it: its raw output then holds
+    bytes that are not UTF-8 (a sitting stopped on one at row 4b). They are replaced, and the
+    samples around them still count."""
+    monkeypatch.syspath_prepend(str(ROOT / "bench"))
+    profiles = importlib.import_module("profiles")
+    raw = tmp_path / "raw.txt"
+    raw.write_bytes(b'process 1:"gunicorn";get (restapi/views.py);ab\xfbc (x.py) 4\n')
+    stacks = profiles.parse_raw(profiles.read_raw(raw))
+    assert sum(stacks.values()) == 4
