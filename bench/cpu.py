@@ -154,8 +154,16 @@ def figures(start: Snapshot, end: Snapshot, requests: int) -> dict:
     machine, the writer and its backends kept busy over the run."""
     seconds = max(end.at - start.at, 1e-9)
 
-    def delta(pids: frozenset[int]) -> int:  # a backend new since the start counts from 0
-        return sum(end.processes.get(pid, 0) - start.processes.get(pid, 0) for pid in pids)
+    def delta(pids: frozenset[int]) -> int:
+        # A backend new since the start counts from 0; one that exited during the run (a
+        # writer thread's connection replaced at its CONN_MAX_AGE) is left out: its ticks
+        # went to the postmaster's reaped total, and counting it from 0 at the end made the
+        # writer's CPUs negative (-1.98 in a sitting of 2026-11-28).
+        return sum(
+            end.processes[pid] - start.processes.get(pid, 0)
+            for pid in pids
+            if pid in end.processes
+        )
 
     def ms_per_request(ticks: int) -> float:
         return ticks * 1000 / TICKS_PER_SECOND / requests if requests else float("nan")

@@ -64,6 +64,16 @@ def test_figures_per_request_and_the_writer_apart():
     assert found["writer_pg_cpus"] == pytest.approx(0.2)
 
 
+def test_a_writer_backend_that_exits_during_the_run_never_makes_its_cpu_negative():
+    """A writer thread's connection replaced during the run: the old backend is gone at the
+    end (its ticks went to the postmaster), the new one counts from 0."""
+    t = cpu.TICKS_PER_SECOND
+    start = snapshot(0.0, 0, 0, {3: 5 * t}, writer=0, served=set(), writers={3})
+    end = snapshot(1.0, 0, 0, {4: t // 2}, writer=t // 2, served=set(), writers={4})
+    found = cpu.figures(start, end, 100)
+    assert found["writer_pg_cpus"] == pytest.approx(0.5)
+
+
 def test_no_writer_no_writer_figures():
     start = snapshot(0.0, 0, 0, {})
     found = cpu.figures(start, snapshot(1.0, 10, 0, {}), 0)
