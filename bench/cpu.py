@@ -160,9 +160,7 @@ def figures(start: Snapshot, end: Snapshot, requests: int) -> dict:
         # went to the postmaster's reaped total, and counting it from 0 at the end made the
         # writer's CPUs negative (-1.98 in a sitting of 2026-11-28).
         return sum(
-            end.processes[pid] - start.processes.get(pid, 0)
-            for pid in pids
-            if pid in end.processes
+            end.processes[pid] - start.processes.get(pid, 0) for pid in pids if pid in end.processes
         )
 
     def ms_per_request(ticks: int) -> float:
