@@ -5,12 +5,13 @@ of the index, in milliseconds, instead of a rebuild that reads every startup (se
 1,000,000). startups/pagecache.py calls `follow` when a request brings a newer token."""
 
 from array import array
-from bisect import bisect_left, bisect_right, insort
+from bisect import bisect_left, insort
 from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import partial
 
+import numpy
 from django.db.models import BooleanField, ExpressionWrapper, Q
 from django.db.models.functions import Lower
 
@@ -125,8 +126,7 @@ def moved(index: RankIndex, removed: Iterable[int], placed: list["Placed"]) -> R
     events = gone + [entry.place for entry in placed]
     if events:  # the places that moved: from the first change to where shifts end
         last = len(ids) if len(gone) != len(placed) else max(events) + 2 * len(events) + 1
-        for place in range(min(events), min(len(ids), last)):
-            position[ids[place]] = place + 1
+        _renumber(position, ids, min(events), min(len(ids), last))
     in_category: dict[str, list[int]] = {}
     in_term: dict[str, list[int]] = {}
     for entry in placed:  # ascending places
@@ -203,23 +203,34 @@ def _insert_starts(gone: list[int], places: list[int]) -> list[int]:
     return starts
 
 
+# array typecodes as numpy dtypes: the index's arrays are worked on in place through their
+# buffers (numpy: a Python loop over a million places took ~0.1 s a move at 1,000,000).
+_DTYPES = {"i": numpy.int32, "q": numpy.int64, "l": numpy.dtype("l"), "b": numpy.int8}
+
+
+def _view(values: array) -> numpy.ndarray:
+    """`values` as a numpy array sharing its memory (drop it before `values` is resized)."""
+    return numpy.frombuffer(values, dtype=_DTYPES[values.typecode])
+
+
+def _renumber(position: array, ids: array, start: int, stop: int) -> None:
+    """position[ids[place]] = place + 1 for every place in [start, stop)."""
+    if stop > start:
+        _view(position)[_view(ids)[start:stop]] = numpy.arange(start + 1, stop + 1)
+
+
 def _remap(places: array, gone: list[int], starts: list[int]) -> array:
     """The sorted old `places` without those `gone`, in the new order's places: each moves
-    back by the removed places before it and on by the entries put in before it, a constant
-    shift within each stretch between two such events (C-speed slices, no loop per place
-    where nothing moved)."""
+    back by the removed places before it and on by the entries put in before it (the
+    `starts` at or below it)."""
     if not gone and not starts:
         return places[:]
-    events = sorted({place + 1 for place in gone} | set(starts))
-    removed = set(gone)
-    found, begin = array(PLACE), 0
-    for bound in [*events, None]:
-        end = len(places) if bound is None else bisect_left(places, bound)
-        if end > begin:
-            stretch = places[begin:end]
-            shift = bisect_right(starts, stretch[0]) - bisect_left(gone, stretch[0])
-            if stretch[-1] in removed:  # a removed place ends its stretch (bound: place + 1)
-                stretch = stretch[:-1]
-            found.extend(array(PLACE, map(shift.__add__, stretch)) if shift else stretch)
-        begin = max(begin, end)
+    old = _view(places)
+    if gone:
+        old = old[~numpy.isin(old, gone)]
+    shift = numpy.searchsorted(starts, old, side="right") - numpy.searchsorted(
+        gone, old, side="left"
+    )
+    found = array(places.typecode)
+    found.frombytes((old + shift).astype(old.dtype).tobytes())
     return found

@@ -6,6 +6,7 @@ uses them (every answer stays the one a fresh build gives), and list skeletons
 
 import random
 import sys
+from array import array
 
 import pytest
 from django.db import transaction
@@ -133,3 +134,28 @@ def test_a_kept_list_skeleton_is_a_few_hundred_bytes_and_serves_the_same_page(se
     size = sum(sys.getsizeof(value) for value in [key, *skeleton.values()])
     assert size < 1_000
     assert served() == first and None in [rank for _, rank, _ in first[:-1]]
+
+
+def test_places_are_shifted_and_renumbered_as_one_place_at_a_time_would():
+    """rankmoves' array arithmetic (numpy over the arrays' buffers) against the rule written
+    one place at a time: a place that stays moves back by the removed places below it and on
+    by the entries put in at or below it; id -> place follows the new order."""
+    rng = random.Random(32)
+    for _ in range(300):
+        size = rng.randrange(0, 60)
+        places = sorted(rng.sample(range(200), size))
+        gone = sorted(rng.sample(range(200), rng.randrange(0, 6)))
+        starts = sorted(rng.choices(range(200), k=rng.randrange(0, 6)))
+        expected = [
+            p - sum(g < p for g in gone) + sum(s <= p for s in starts)
+            for p in places
+            if p not in gone
+        ]
+        for code in ("i", "q"):
+            found = rankmoves._remap(array(code, places), gone, starts)
+            assert (found.typecode, list(found)) == (code, expected)
+    ids = array("i", rng.sample(range(50), 50))
+    position = array("i", [0] * 50)
+    rankmoves._renumber(position, ids, 5, 40)
+    assert all(position[ids[p]] == p + 1 for p in range(5, 40))
+    assert [position[ids[p]] for p in (*range(5), *range(40, 50))] == [0] * 15
