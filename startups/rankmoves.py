@@ -19,6 +19,7 @@ from core import rowcopies
 from startups.models import Change
 from startups.rankindex import (
     MAX_PENDING_MOVES,
+    NARROW,
     PLACE,
     WIDE,
     Pending,
@@ -205,7 +206,7 @@ def _insert_starts(gone: list[int], places: list[int]) -> list[int]:
 
 # array typecodes as numpy dtypes: the index's arrays are worked on in place through their
 # buffers (numpy: a Python loop over a million places took ~0.1 s a move at 1,000,000).
-_DTYPES = {"i": numpy.int32, "q": numpy.int64, "l": numpy.dtype("l"), "b": numpy.int8}
+_DTYPES = {NARROW: numpy.int32, WIDE: numpy.int64}  # PLACE is NARROW
 
 
 def _view(values: array) -> numpy.ndarray:
