@@ -6,7 +6,10 @@ startups it shows and, for a list, the filters a startup must pass to join it (`
 called by what builds it); a write drops only the answers showing a startup it changed or
 that the changed startup may now join, so a write shows on /api/ai at the same moment as on
 /api/v1 and MCP, and a write elsewhere leaves them be. Between servers they are shared under
-the data generation token (core/readcache.py), with their scope. Entries also end after
+the data epoch with their scope and the data stamp they were built after: a process uses a
+shared answer while no change it applied since that stamp may have changed the answer (the
+same rule as its own copies), so a founder's edit elsewhere does not make every process build
+every answer again. Entries also end after
 AI_CACHE_SECONDS, for what changes with time alone (an add-on expiring). 304s are Django's
 conditional-GET rules (`get_conditional_response`: weak comparison, `*`).
 """
@@ -31,8 +34,8 @@ from core.renderers import JSONRenderer
 from startups.aiselectors import AiFilters, ai_enabled_startups, ai_startup_may_join
 from startups.models import Startup
 
-# v5: "joins" holds the list's filters apart from what it showed.
-AI_CACHE_VERSION = "ai-v5"
+# v6: shared under the data epoch with the stamp each answer was built after.
+AI_CACHE_VERSION = "ai-v6"
 
 
 def _read_changed(ids: set[int]) -> dict[int, Startup]:
@@ -95,9 +98,14 @@ def ai_answer(*, identity: dict, build: Callable[[], Any]) -> dict:
     now = time.time()
     if entry is not None and entry["built"] + seconds > now:
         return entry
-    token = readcache.current("data") if stamp is not None else None
-    key = readcache.shared_key(AI_CACHE_VERSION, token, hashlib.sha256(raw).hexdigest())
+    # Shared under the data epoch, not the token: an entry another process built is used
+    # while no change this process applied since its build may have changed it.
+    key = readcache.shared_key(
+        AI_CACHE_VERSION, stamp and stamp[0], hashlib.sha256(raw).hexdigest()
+    )
     entry = readcache.shared_get(key)
+    if entry is not None and not _shared_holds(entry, stamp, now):
+        entry = None
     if entry is None:
         scope = {"ids": None, "joins": None}
         reset = _SCOPE.set(scope)
@@ -106,10 +114,24 @@ def ai_answer(*, identity: dict, build: Callable[[], Any]) -> dict:
         finally:
             _SCOPE.reset(reset)
         etag = f'"{hashlib.sha256(body).hexdigest()[:32]}"'
-        entry = {"body": body, "etag": etag, "built": now, **scope}
-        entry = readcache.shared_add(key, entry, seconds)
-    _AI_ANSWERS.put(raw, entry, stamp, ids=entry["ids"], joins=_joins(entry))
+        entry = {"body": body, "etag": etag, "built": now, "stamp": stamp, **scope}
+        readcache.shared_set(key, entry, seconds)  # the newest build replaces an older one
+    built = None if entry["stamp"] is None else tuple(entry["stamp"])
+    _AI_ANSWERS.put(raw, entry, built, ids=entry["ids"], joins=_joins(entry))
     return entry
+
+
+def _shared_holds(entry: dict, stamp: tuple | None, now: float) -> bool:
+    """Whether a shared answer may serve a request holding `stamp`: not aged out, and built
+    after a data stamp whose later changes, as this process applied them, leave it as it is
+    (`AnswerCopies.current`). Without a stamp (no kept copies) it is used until it ages out."""
+    if entry.get("built", 0) + settings.AI_CACHE_SECONDS <= now or "stamp" not in entry:
+        return False
+    if stamp is None:
+        return entry["stamp"] is None
+    if entry["stamp"] is None:
+        return False
+    return _AI_ANSWERS.current(tuple(entry["stamp"]), ids=entry["ids"], joins=_joins(entry))
 
 
 def cached_response(request: Request, *, parts: dict, build: Callable[[], dict]) -> HttpResponse:

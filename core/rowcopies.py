@@ -282,7 +282,7 @@ class AnswerCopies:
         if self.max_bytes is not None and size > self.max_bytes:
             return
         with self._lock:
-            if stamp[0] != self._checkpoint.epoch or stamp[1] < self._forgotten:
+            if not self._remembers(stamp):
                 return
             for sequence, touched, rows in self._recent:
                 if sequence > stamp[1] and _touches(touched, rows, shown, joins):
@@ -294,6 +294,37 @@ class AnswerCopies:
                 self.max_bytes is not None and self.bytes > self.max_bytes
             ):
                 self._pop(next(iter(self._entries)))
+
+    def current(
+        self, stamp: Stamp, *, ids: Iterable[int] | None, joins: Callable[[Any], bool] | None
+    ) -> bool:
+        """Whether an answer built from rows read after `stamp`, here or by another process
+        (a shared entry), still holds for this process: of its epoch, at or above what it
+        remembers changes from, and no change applied since may have changed it. The
+        changed startups of an applied change no kept answer needed read (`read`) are read
+        here, once, when the answer may be joined."""
+        shown = None if ids is None else frozenset(ids)
+        with self._lock:
+            if not self._remembers(stamp):
+                return False
+            since = [applied for applied in self._recent if applied[0] > stamp[1]]
+        for applied in since:
+            _, touched, rows = applied
+            may_join = shown is not None and joins is not None and touched.isdisjoint(shown)
+            if rows is None and may_join:
+                self.reads += 1
+                rows = tuple(self._read(set(touched)).values())
+                with self._lock:
+                    applied[2] = rows
+            if _touches(touched, rows, shown, joins):
+                return False
+        return True
+
+    def _remembers(self, stamp: Stamp) -> bool:
+        """Whether every change applied here after `stamp` is still remembered (the lock
+        held): the stamp's epoch, not below what was forgotten or where the process began."""
+        checkpoint = self._checkpoint
+        return stamp[0] == checkpoint.epoch and stamp[1] >= max(self._forgotten, checkpoint.floor)
 
     def _pop(self, key: Hashable) -> None:
         """Forget `key`'s answer (the lock held)."""
@@ -319,7 +350,8 @@ class AnswerCopies:
             rows = tuple(self._read(set(touched)).values())
         doomed = [key for key, entry in entries if _touches(touched, rows, entry[4], entry[5])]
         with self._lock:
-            applied[2] = rows
+            if rows is not None:  # `current` may have read them meanwhile
+                applied[2] = rows
             for key in doomed:
                 self._pop(key)
 

@@ -306,3 +306,31 @@ def test_kept_answers_stay_within_their_byte_budget_least_recently_kept_first():
     checkpoint.stamp("e.2")  # startup 3 changed: its answer and its bytes go
     assert copies.lookup("a3", checkpoint.stamp("e.2")) is None
     assert copies.bytes == 600 and len(copies) == 2
+
+
+def test_a_shared_answer_holds_only_while_no_change_applied_since_may_change_it():
+    """`AnswerCopies.current` (shared /api/ai and MCP answers, filed under the epoch): an answer
+    another process built after a stamp serves here while the changes this process applied
+    since leave it as it is; a change to a startup it shows, one that may join it, another
+    epoch, or a stamp older than what this process remembers changes from refuse it."""
+    checkpoint = rowcopies.Checkpoint(lambda after, upto: [(7, upto)])
+    rows = {7: "seven"}
+    copies = rowcopies.AnswerCopies(
+        checkpoint, max_entries=10, seconds=lambda: 60, read=lambda ids: {i: rows[i] for i in ids}
+    )
+    copies.put("joins", "kept", checkpoint.stamp("e.10"), ids=[1], joins=lambda row: False)
+    assert checkpoint.stamp("e.11") == ("e", 11)  # startup 7 changed
+    built = ("e", 10)
+    assert copies.current(built, ids=[1, 2], joins=None)
+    assert copies.current(built, ids=[1], joins=lambda row: row == "eight")
+    assert not copies.current(built, ids=[7], joins=None)  # shows the changed startup
+    assert not copies.current(built, ids=[1], joins=lambda row: row == "seven")  # it may join
+    assert not copies.current(built, ids=None, joins=None)  # follows every change
+    assert copies.current(("e", 11), ids=[7], joins=None)  # built after the change
+    assert not copies.current(("f", 11), ids=[1], joins=None)  # another epoch
+
+    fresh = rowcopies.Checkpoint(lambda after, upto: [])
+    other = rowcopies.AnswerCopies(fresh, max_entries=10, seconds=lambda: 60, read=lambda ids: {})
+    assert fresh.stamp("e.11") == ("e", 11)  # a process started at sequence 11
+    assert not other.current(built, ids=[1], joins=None)  # what came before 11: unknown here
+    assert other.current(("e", 11), ids=[1], joins=None)

@@ -271,3 +271,28 @@ def test_the_sdk_sees_a_write_at_once_and_keeps_the_rest(live_server, transactio
     assert figures(anyio.run(_search, url, marketing)) == [("beta", 12000), ("delta", 9000)]
     visible_update(startups["delta"], is_published=False)
     assert figures(anyio.run(_search, url, marketing)) == [("beta", 12000)]
+
+
+def test_a_worker_without_its_own_copy_uses_the_shared_answer_after_a_write_elsewhere(
+    client, dataset, django_assert_num_queries, monkeypatch
+):
+    """Another worker (here: this process keeping no answer of its own) finds the answer in
+    the shared cache after a founder's edit to a startup the answer neither shows nor may now
+    show: no search again. An edit that changes the answer makes every worker build it anew."""
+    from aisurface import cache as ai_cache
+
+    monkeypatch.setattr(ai_cache._AI_ANSWERS, "max_entries", 0)  # keeps nothing itself
+    kept = call(client, "search_by_category", {"category": "marketing"})
+    assert slugs(kept) == ["delta", "beta"]
+    visible_update(dataset["acme"], mrr=1500, name="Acme Labs")  # not in marketing
+    applied(client, dataset["acme"])
+    # The tokens, and Acme read again by id once (may it now join?): no search.
+    with django_assert_num_queries(2) as captured:
+        assert call(client, "search_by_category", {"category": "marketing"}) == kept
+    read = captured.captured_queries[1]["sql"]
+    assert f'"startups_startup"."id" IN ({dataset["acme"].pk})' in read
+    assert "arketing" not in read
+    visible_update(dataset["beta"], mrr=12000)
+    applied(client, dataset["beta"])
+    changed = call(client, "search_by_category", {"category": "marketing"})
+    assert slugs(changed) == ["beta", "delta"] and mrrs(changed)["beta"] == 12000
