@@ -371,10 +371,23 @@ class RankIndex:
             while self._term_places > MAX_TERM_PLACES * max(1, len(self.ids)) and self.terms:
                 self._term_places -= len(self.terms.popitem(last=False)[1])
 
+    def _mrr_at(self, place: int) -> int | None:
+        return -self.neg_mrr[place] if place < self.ranked else None
+
     def after_place(self, after: After, *, db: str) -> int:
-        """The place in `ids` of the first startup after the cursor `after` (default order):
-        the startups with more MRR by binary search, those with the same MRR (or, without MRR,
-        the trailing block) by name and slug in one index range query."""
+        """The place in `ids` of the first startup after the cursor `after` (default order).
+        Usually the one after the cursor's own startup, found by its slug (one lookup by a
+        unique key), when it still has the cursor's MRR and name, here and in the database.
+        Else (it changed, or left): the startups with more MRR by binary search, those with
+        the same MRR (or, without MRR, the trailing block) by name and slug in one index range
+        query, a count over the group (tens of thousands of rows in the trailing block at
+        100,000). The caller checks the data token afterwards, so the database read here is
+        of the data the index holds."""
+        own = published_startups(db=db).filter(slug=after.slug).values_list("id", "name", "mrr")
+        if (found := own.first()) is not None and found[1:] == (after.name, after.mrr):
+            place = self.place(found[0])
+            if place is not None and self._mrr_at(place) == after.mrr:
+                return place + 1
         if after.mrr is not None:
             before, group = bisect_left(self.neg_mrr, -after.mrr), Q(mrr=after.mrr)
         else:
