@@ -155,8 +155,9 @@ RANK_INDEX = _RankIndexCopy()
 # with the token it was built under) and each build's term places. Another worker, or one
 # that GUNICORN_MAX_REQUESTS recycled, loads them in milliseconds instead of reading every
 # startup (seconds at 1,000,000). A token in the entry, never a trusted one: the entry is used
-# only under the token this process has just read from the database.
-RANK_INDEX_KEY = "rank-index-v1"
+# only under the token this process has just read from the database. The payload carries its
+# format (rankindex.SHARED_FORMAT): a process of another version builds its own instead.
+RANK_INDEX_KEY = "rank-index-v2"
 RANK_TERMS_VERSION = "rank-terms-v1"
 # How long a background build waits for another process's build of the same data (and work
 # outside a request for another's search of a term).
@@ -194,10 +195,13 @@ def _shared_index(token: str, *, wait: bool) -> tuple[rankindex.RankIndex | None
         if found is None or found[0] != token:
             return None
         try:
-            return rankindex.RankIndex.from_shared_form(found[1])
-        except Exception:  # noqa: BLE001 - another version's shape: build it here
+            index = rankindex.RankIndex.from_shared_form(found[1])
+        except Exception:  # noqa: BLE001 - a payload it cannot read: build it here
             logger.exception("the shared rank index could not be read")
             return None
+        if index is None:
+            logger.warning("the shared rank index is of another format: building it here")
+        return index
 
     seconds = RANK_INDEX_WAIT_SECONDS if wait else 0
     claim = _build_claim(token)

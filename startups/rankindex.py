@@ -62,6 +62,10 @@ _BIGINT = 2**63 - 1
 # structure is 16.5 MB instead of 24, and every move copies that much less.
 PLACE = "i"
 NARROW, WIDE = "i", "q"
+# The shape and item types of `shared_form`, inside the shared payload: a process loads only
+# the payload it knows (a rolling deploy runs old and new processes on one Redis). Bump it,
+# with pagecache.RANK_INDEX_KEY, at any change to either.
+SHARED_FORMAT = 2
 # A moved copy whose places of a category or term are still its source's, to be remapped on
 # first use, remaps them at once past this many moves in a row (bounds the chain it holds).
 MAX_PENDING_MOVES = 16
@@ -167,10 +171,10 @@ class RankIndex:
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def shared_form(self) -> tuple:
-        """What another process needs to use this build (its arrays pickle as their bytes);
-        term places travel one by one (`keep_term`)."""
+        """What another process needs to use this build (its arrays pickle as their bytes),
+        headed by SHARED_FORMAT; term places travel one by one (`keep_term`)."""
         categories = {name: self.category_places(name) for name in list(self.categories)}
-        return (self.build_id, self.ids, self.neg_mrr, self.position, categories)
+        return (SHARED_FORMAT, self.build_id, self.ids, self.neg_mrr, self.position, categories)
 
     def category_places(self, name: str) -> array:
         return self.places_of(self.categories, name)
@@ -184,8 +188,12 @@ class RankIndex:
             return places
 
     @classmethod
-    def from_shared_form(cls, form: tuple) -> "RankIndex":
-        build_id, ids, neg_mrr, position, categories = form
+    def from_shared_form(cls, form: tuple) -> "RankIndex | None":
+        """The build `shared_form` gave; None for a payload of another format (another
+        version's process shared it: the caller builds its own)."""
+        if not isinstance(form, tuple) or len(form) != 6 or form[0] != SHARED_FORMAT:
+            return None
+        _, build_id, ids, neg_mrr, position, categories = form
         return cls(
             ids=ids, neg_mrr=neg_mrr, position=position, categories=categories, build_id=build_id
         )

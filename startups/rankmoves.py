@@ -162,6 +162,8 @@ def _moved_places(
 ) -> array:
     """The sorted old `places` in the new order (`_remap`), with the new places `added`."""
     found = _remap(places, gone, starts)
+    if added and found is places:  # (never insert into an array another index holds)
+        found = places[:]
     for place in added:
         insort(found, place)
     return found
@@ -223,15 +225,45 @@ def _renumber(position: array, ids: array, start: int, stop: int) -> None:
 def _remap(places: array, gone: list[int], starts: list[int]) -> array:
     """The sorted old `places` without those `gone`, in the new order's places: each moves
     back by the removed places before it and on by the entries put in before it (the
-    `starts` at or below it)."""
+    `starts` at or below it). Only the stretch [lo, hi) between the first and the last of
+    those is worked on place by place: below it nothing shifts, from it on every place by as
+    many as were put in less those removed. `places` itself when none of them moves (a
+    startup that keeps its place: the category's places are shared, not copied)."""
     if not gone and not starts:
-        return places[:]
+        return places
+    lo = min(gone[:1] + starts[:1])
+    hi = max(gone[-1] + 1 if gone else 0, starts[-1] if starts else 0)
+    first, stop = bisect_left(places, lo), bisect_left(places, hi)
+    tail = len(starts) - len(gone)  # the shift of every place from `hi` on
+    if first == stop and not tail:
+        return places
     old = _view(places)
-    if gone:
-        old = old[~numpy.isin(old, gone)]
-    shift = numpy.searchsorted(starts, old, side="right") - numpy.searchsorted(
-        gone, old, side="left"
-    )
-    found = array(places.typecode)
-    found.frombytes((old + shift).astype(old.dtype).tobytes())
+    found = places[:first]
+    if stop > first:
+        _extend(found, _remap_stretch(old[first:stop], gone, starts))
+    _extend(found, old[stop:] + tail if tail else old[stop:])
     return found
+
+
+def _remap_stretch(middle: numpy.ndarray, gone: list[int], starts: list[int]) -> numpy.ndarray:
+    """`_remap` within [lo, hi), as runs of one shift each: the shift changes only at a removed
+    place (itself left out), the place after it and a start, so it is computed once per run
+    and repeated over the run's places (computing it for each place, by binary search, took
+    ~20 ms for half a million places)."""
+    bounds = sorted({*gone, *(place + 1 for place in gone), *starts})  # bounds[0]: lo
+    shifts = numpy.searchsorted(starts, bounds, side="right") - numpy.searchsorted(
+        gone, bounds, side="left"
+    )
+    runs = numpy.diff(numpy.searchsorted(middle, bounds), append=len(middle))
+    found = middle + numpy.repeat(shifts.astype(middle.dtype), runs)
+    if gone:  # the removed places among them, left out
+        at, removed = numpy.searchsorted(middle, gone), numpy.array(gone, dtype=middle.dtype)
+        inside = at < len(middle)
+        at, removed = at[inside], removed[inside]
+        found = numpy.delete(found, at[middle[at] == removed])
+    return found
+
+
+def _extend(values: array, more: numpy.ndarray) -> None:
+    """`values` extended by the items of `more` (of its own item type), copied once."""
+    values.frombytes(more.view(numpy.uint8))

@@ -9,6 +9,7 @@ read path is checked to use it (no COUNT query) and to follow writes at once.
 import random
 import threading
 import time
+from array import array
 
 import pytest
 from django.db import OperationalError, connection, transaction
@@ -423,6 +424,27 @@ def test_another_worker_loads_the_built_index_instead_of_reading_every_startup(s
     )
     page = pagecache._page_from_index(loaded, token, filters=filters, offset=2, limit=9, after=None)
     assert summary(page) == expected
+
+
+@pytest.mark.parametrize("form", ["before formats", "a newer format"])
+def test_a_worker_builds_its_own_index_over_a_shared_one_of_another_format(shared_cache, db, form):
+    """A rolling deploy runs old and new workers on one Redis: a shared build whose payload is
+    not of this version's format (the 5-tuple of 8-byte arrays shared before formats were
+    numbered, or a later format) is not used; the worker reads the database itself."""
+    dataset(random.Random(24), count=40)
+    token, first = pagecache.RANK_INDEX.current()
+    _, build_id, ids, neg_mrr, position, categories = first.shared_form()
+    if form == "before formats":
+        payload = (build_id, array("q", ids), array("q", neg_mrr), position, categories)
+    else:
+        payload = (rankindex.SHARED_FORMAT + 1, build_id, ids, neg_mrr, position, categories)
+    shared_cache.set(pagecache.RANK_INDEX_KEY, (token, payload))
+    as_another_worker()
+    Startup.objects.filter(mrr=25000).update(mrr=1)  # behind the token's back: seen by a build
+    loaded_token, loaded = pagecache.RANK_INDEX.current()
+    assert loaded_token == token and loaded.build_id != build_id
+    fresh = rankindex.build(db="default")
+    assert (loaded.ids, loaded.neg_mrr) == (fresh.ids, fresh.neg_mrr) != (ids, neg_mrr)
 
 
 def test_a_write_starts_a_new_build_that_no_worker_takes_from_the_old_one(

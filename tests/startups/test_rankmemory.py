@@ -159,3 +159,22 @@ def test_places_are_shifted_and_renumbered_as_one_place_at_a_time_would():
     rankmoves._renumber(position, ids, 5, 40)
     assert all(position[ids[p]] == p + 1 for p in range(5, 40))
     assert [position[ids[p]] for p in (*range(5), *range(40, 50))] == [0] * 15
+
+
+def test_a_startup_keeping_its_place_leaves_the_categories_places_shared():
+    """A move that shifts no place of a category (an MRR edit that keeps the startup's place,
+    or a move wholly below or above the category's places) hands on the very same places:
+    no copy of them per write. A startup put into a category at such a place gets a copy."""
+    index = rankindex.RankIndex(
+        ids=array("i", [4, 1, 3, 2, 5]),
+        neg_mrr=array("i", [-50, -40, -30, -20]),
+        position=array("i", [0, 2, 4, 3, 1, 5]),
+        categories={"Tools": array("i", [0, 3, 4]), "Design": array("i", [1])},
+    )
+    stays = rankmoves.Placed(place=2, startup_id=3, neg_mrr=-30, category="Design")
+    moved = rankmoves.moved(index, [3], [stays])
+    assert moved.category_places("Tools") is index.categories["Tools"]
+    assert list(moved.category_places("Design")) == [1, 2]
+    assert list(index.categories["Design"]) == [1]  # the index moved from is left as it was
+    up = rankmoves.Placed(place=3, startup_id=5, neg_mrr=-20, category="Tools")
+    assert rankmoves.moved(index, [5], [up]).category_places("Design") is index.categories["Design"]
