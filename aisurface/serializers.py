@@ -16,7 +16,8 @@ from core.formats import iso_timestamp, site_url
 from startups.aiselectors import AiFilters
 from startups.filters import LenientBoolean, LenientQuery, LenientText
 from startups.freshness import STATUSES, last_synced_at, verification_status
-from startups.models import Founder, Startup
+from startups.models import Startup
+from startups.profilerow import FounderRow, founder_rows
 from startups.serializers import (
     Shape,
     growth_30d,
@@ -126,7 +127,7 @@ def ai_revenue(startup: Startup) -> dict:
         "arr": startup.arr,
         "currency": startup.currency,
         "verified": verification is not None,
-        "growth_30d": growth_30d(startup),
+        "growth_30d": growth_30d(startup.mrr, startup.growth_30d),
         "source": revenue_source(startup),
         "synced_at": iso_timestamp(last_synced_at(verification)),
         "status": verification_status(startup),
@@ -147,7 +148,7 @@ class AiDiscoveryEntrySerializer(Shape):
     verified = serializers.BooleanField(help_text="The owner account is verified.")
 
     def get_profile_url(self, startup: Startup) -> str:
-        return profile_url(startup, self.context.get("request"))
+        return profile_url(startup.slug, self.context.get("request"))
 
     def get_api_url(self, startup: Startup) -> str:
         return ai_api_url(startup, self.context.get("request"))
@@ -172,7 +173,7 @@ class AiMatchSerializer(AiDiscoveryEntrySerializer):
             "description": startup.description,
             "category": startup.category,
             "website": startup.website,
-            "profile_url": profile_url(startup, request),
+            "profile_url": profile_url(startup.slug, request),
             "api_url": ai_api_url(startup, request),
             "verified": owner_verified(startup),
             "industry": startup.industry,
@@ -185,8 +186,8 @@ class AiFounderSerializer(Shape):
     title = text(null=True)
     url = text(null=True)
 
-    def get_url(self, founder: Founder) -> str | None:
-        return founder.twitter or founder.linkedin or None
+    def get_url(self, founder: FounderRow) -> str | None:
+        return founder["twitter"] or founder["linkedin"] or None
 
 
 class AiProfileSerializer(Shape):
@@ -226,8 +227,8 @@ class AiProfileSerializer(Shape):
     def get_technologies(self, startup: Startup) -> list[str]:
         return list(startup.technologies or [])
 
-    def get_founders(self, startup: Startup) -> list[Founder]:
-        return shown_founders(startup)
+    def get_founders(self, startup: Startup) -> list[FounderRow]:
+        return shown_founders(founder_rows(startup), startup.founder_name)
 
     def get_verified(self, startup: Startup) -> bool:
         return owner_verified(startup)
@@ -239,7 +240,7 @@ class AiProfileSerializer(Shape):
         return settings.SERVICE_NAME
 
     def get_service_profile(self, startup: Startup) -> str:
-        return profile_url(startup, self.context.get("request"))
+        return profile_url(startup.slug, self.context.get("request"))
 
     def get_api_url(self, startup: Startup) -> str:
         return ai_api_url(startup, self.context.get("request"))

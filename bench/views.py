@@ -4,10 +4,10 @@ Row 1 (`bare`): a plain Django view returning a fixed 4 KB JSON document: the fr
 Row 2 (`minimal`): the naive implementation of the list: the same selector query through the ORM
 (count, then the page of model instances), plain dicts, Django's JsonResponse; no
 authentication, no quota, no rank, no camelCase renderer.
-Row 2d (`minimal detail`): the naive implementation of the detail: the same joins through the
-ORM as the service's profile (`startups.selectors.startup_get`: verification, owner and
-connection joined; founders, socials and monthly revenue prefetched), plain dicts,
-JsonResponse; no authentication, no quota, no cache.
+Row 2d (`minimal detail`): the naive implementation of the detail: the profile through the ORM
+(`startups.selectors.startup_get`: verification, owner and connection joined; founders, socials
+and monthly revenue prefetched; the service reads it in one statement instead,
+startups/profilerow.py), plain dicts, JsonResponse; no authentication, no quota, no cache.
 """
 
 from django.http import Http404, HttpRequest, JsonResponse

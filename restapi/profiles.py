@@ -18,8 +18,8 @@ from core import readcache
 from core.formats import site_url
 from core.renderers import CamelCaseJSONRenderer
 from startups.freshness import FRESHNESS, NOT_READ, freshness_of, shown
-from startups.selectors import startup_get
-from startups.serializers import StartupDetailSerializer
+from startups.profilerow import startup_profile
+from startups.serializers import profile_data
 
 PROFILES = readcache.row_copies(5_000)
 
@@ -40,14 +40,15 @@ def startup_profile_json(*, slug: str, request: HttpRequest) -> bytes | None:
         usable = lambda value: value[1] != NOT_READ  # noqa: E731 - a list row's lacks the status
         return _filled(parts, FRESHNESS.values([startup_id], usable=usable)[startup_id])
     position = FRESHNESS.position()
-    startup = readcache.fills_cache(startup_get)(slug=slug)
-    if startup is None:
+    profile = readcache.fills_cache(startup_profile)(slug=slug)
+    if profile is None:
         return None
-    data = StartupDetailSerializer(startup, context={"request": request}).data
-    freshness = freshness_of(startup)
-    FRESHNESS.seed(startup.pk, freshness, position)
+    data = profile_data(profile, request)
+    freshness = freshness_of(profile)
+    startup_id = profile["id"]
+    FRESHNESS.seed(startup_id, freshness, position)
     parts = _parts(CamelCaseJSONRenderer().render(_with_slots(data)))
-    PROFILES.put(key, (startup.pk, parts), startup.pk, stamp)
+    PROFILES.put(key, (startup_id, parts), startup_id, stamp)
     return _filled(parts, freshness)
 
 

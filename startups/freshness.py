@@ -24,6 +24,7 @@ from core.formats import iso_timestamp, site_url
 from core.postgresql import prepared_cursor
 from startups.changes import nothing_visible
 from startups.models import Startup, Verification
+from startups.profilerow import Profile
 
 OK, STALE, KEY_REVOKED, ERROR = "ok", "stale", "key_revoked", "error"
 STATUSES = [OK, STALE, KEY_REVOKED, ERROR]
@@ -100,13 +101,12 @@ def _aware(value: datetime | str | None) -> datetime | None:
 FRESHNESS = Beside(sync_times, max_entries=20_000, missing=(None, None))
 
 
-def freshness_of(startup: Startup) -> Freshness:
-    """What a copy built from `startup` (its verification and connection loaded) shows."""
-    verification = getattr(startup, "verification", None)
+def freshness_of(profile: Profile) -> Freshness:
+    """What a copy built from a startup's profile rows (startups/profilerow.py) shows."""
+    verification, connection = profile["verification"], profile["connection"]
     if verification is None:
         return None, None
-    connection = getattr(startup, "provider_connection", None)
-    return verification.verified_at, connection and connection.status
+    return verification["verified_at"], connection and connection["status"]
 
 
 def shown(freshness: Freshness, *, now: datetime | None = None) -> tuple[str | None, str | None]:

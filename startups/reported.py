@@ -4,8 +4,6 @@ the help texts of the two `verification` fields issue 38 added (credential, prov
 
 from rest_framework import serializers
 
-from startups.models import Verification
-
 PERIODS = ("current", "last_30_days")
 CREDENTIAL_HELP = (
     "The kind of key the figures were read with, as the key check saw it at connect: "
@@ -28,21 +26,20 @@ def difference_percent(ours: int | None, theirs: int | None) -> float | None:
     return round((ours - theirs) * 100 / theirs, 1)
 
 
-def provider_reported(verification: Verification) -> dict | None:
-    """The stored provider figure with the differences from ours: MRR against our MRR, the
-    30-day revenue against our `last30Days`."""
-    reported = verification.provider_reported
+def provider_reported(reported: object, *, mrr: int | None, last_30_days: int) -> dict | None:
+    """The stored provider figure (a verification's `provider_reported`) with the differences
+    from ours: MRR against our MRR (`mrr`), the 30-day revenue against our `last_30_days`."""
     if not isinstance(reported, dict):
         return None
-    mrr, revenue = reported.get("mrr"), reported.get("revenue")
+    theirs_mrr, revenue = reported.get("mrr"), reported.get("revenue")
     return {
-        "mrr": mrr,
+        "mrr": theirs_mrr,
         "revenue": revenue,
         "definition": reported.get("definition") or "",
         "period": reported.get("period"),
         "difference_percent": {
-            "mrr": difference_percent(verification.mrr, mrr),
-            "revenue": difference_percent(verification.last_30_days, revenue),
+            "mrr": difference_percent(mrr, theirs_mrr),
+            "revenue": difference_percent(last_30_days, revenue),
         },
     }
 

@@ -4,10 +4,10 @@ Every documented key is always present: unknown values are None, never omitted.
 
 One definition per output shape: the declared fields are what the OpenAPI document is generated
 from and, for `Shape` serializers, what renders the data. Only the hot paths keep a hand-written
-`to_representation` beside their declarations (the list rows here, the AI matches in
-aisurface/serializers.py); tests/restapi/test_openapi.py checks that those agree with their
-declarations, and every API response the test suite gets is validated against the generated
-document.
+`to_representation` beside their declarations (the list rows, and the detail from plain profile
+rows in `profile_data`, here; the AI matches in aisurface/serializers.py);
+tests/restapi/test_openapi.py checks that those agree with their declarations, and every API
+response the test suite gets is validated against the generated document.
 """
 
 import copy
@@ -16,14 +16,23 @@ from datetime import UTC, datetime
 from functools import cached_property
 from typing import Any
 
+from django.http import HttpRequest
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from rest_framework import serializers
 
 from core.formats import iso_month, iso_timestamp, site_url
 from core.shapes import text, timestamp, whole
-from startups.freshness import STATUSES, last_synced_at, methodology_url, verification_status
-from startups.models import Credential, Founder, MonthlyRevenue, Startup, Verification
+from startups.freshness import STATUSES, last_synced_at, methodology_url, status_of
+from startups.models import Credential, Startup, Verification
+from startups.profilerow import (
+    ConnectionRow,
+    Profile,
+    VerificationRow,
+    connection_row,
+    profile_of,
+    verification_row,
+)
 from startups.reported import (
     CREDENTIAL_HELP,
     REPORTED_HELP,
@@ -33,8 +42,9 @@ from startups.reported import (
 from startups.trust import SOURCE_HELP, SOURCES, revenue_source, shown_founders
 
 
-def profile_url(startup: Startup, request) -> str:
-    return f"{site_url(request)}/startups/{startup.slug}"
+def profile_url(slug: str, request: HttpRequest | None) -> str:
+    """The public profile page of the startup named `slug`."""
+    return f"{site_url(request)}/startups/{slug}"
 
 
 def verification_of(startup: Startup) -> Verification | None:
@@ -42,17 +52,17 @@ def verification_of(startup: Startup) -> Verification | None:
     return getattr(startup, "verification", None)
 
 
-def provider_account_of(startup: Startup):
-    """The verified startup's provider connection when the provider named its account."""
-    connection = getattr(startup, "provider_connection", None) if verification_of(startup) else None
-    if connection is None or not (connection.account_name or connection.account_domain):
+def provider_account(verified: bool, connection: ConnectionRow | None) -> dict | None:
+    """The verified startup's provider account (`provider_account`) when the provider named it."""
+    if not verified or connection is None:
         return None
-    return connection
+    name, domain = connection["account_name"], connection["account_domain"]
+    return {"name": name, "domain": domain} if name or domain else None
 
 
-def growth_30d(startup: Startup) -> float | None:
+def growth_30d(mrr: int | None, growth: float | None) -> float | None:
     """The stored 30-day MRR growth; None once the startup has no MRR (disconnected)."""
-    return None if startup.mrr is None else startup.growth_30d
+    return None if mrr is None else growth
 
 
 def _synced_at(value: datetime | str | None) -> str | None:
@@ -173,12 +183,12 @@ class StartupListSerializer(serializers.Serializer):
                 "verified": synced is not None,
                 "source": revenue_source(provider if synced is not None else None),
                 "last_synced_at": _synced_at(synced),
-                "growth_30d": growth_30d(startup),
+                "growth_30d": growth_30d(startup.mrr, startup.growth_30d),
             },
             "on_sale": startup.on_sale,
             "rank": getattr(startup, "rank", None),
             "updated_at": iso_timestamp(startup.updated_at),
-            "profile_url": profile_url(startup, self.context.get("request")),
+            "profile_url": profile_url(startup.slug, self.context.get("request")),
         }
 
 
@@ -187,9 +197,6 @@ class MonthlyRevenueSerializer(Shape):
     gross = whole()
     refunds = whole()
     net = whole(help_text="gross - refunds (fees are not subtracted).")
-
-    def get_month(self, row: MonthlyRevenue) -> str | None:
-        return iso_month(row.month)
 
 
 class VerificationSerializer(Shape):
@@ -225,20 +232,13 @@ class VerificationSerializer(Shape):
     )
     provider_reported = ProviderReportedSerializer(allow_null=True, help_text=REPORTED_HELP)
 
-    def get_status(self, verification: Verification) -> str | None:
-        return verification_status(verification.startup)
-
-    def get_last_synced_at(self, verification: Verification) -> datetime | None:
-        return last_synced_at(verification)
-
-    def get_methodology(self, verification: Verification) -> str:
-        return methodology_url(self.context.get("request"), verification.methodology_version)
-
-    def get_history_months(self, verification: Verification) -> int:
-        return len(verification.monthly.all())
-
-    def get_provider_reported(self, verification: Verification) -> dict | None:
-        return provider_reported(verification)
+    def to_representation(self, verification: Verification) -> dict:
+        connection = connection_row(verification.startup)
+        return verification_data(
+            verification_row(verification),
+            connection and connection["status"],
+            self.context.get("request"),
+        )
 
 
 class FounderSerializer(Shape):
@@ -263,19 +263,6 @@ class DetailRevenueSerializer(Shape):
     source = serializers.ChoiceField(choices=list(SOURCES.values()), help_text=SOURCE_HELP)
     growth_30d = serializers.FloatField(allow_null=True, help_text=_GROWTH_30D)
     last_synced_at = timestamp(null=True, help_text=_LAST_SYNCED_AT)
-
-    def get_verified(self, startup: Startup) -> bool:
-        return verification_of(startup) is not None
-
-    def get_source(self, startup: Startup) -> str:
-        verification = verification_of(startup)
-        return revenue_source(verification.provider if verification else None)
-
-    def get_growth_30d(self, startup: Startup) -> float | None:
-        return growth_30d(startup)
-
-    def get_last_synced_at(self, startup: Startup) -> datetime | None:
-        return last_synced_at(verification_of(startup))
 
 
 class ProviderAccountSerializer(Shape):
@@ -311,20 +298,105 @@ class StartupDetailSerializer(Shape):
     asking_price = whole(null=True, help_text="USD, when listed for sale.")
     profile_url = text(help_text="Public profile page; credit it where the data is shown.")
 
-    def get_technologies(self, startup: Startup) -> list[str]:
-        return list(startup.technologies or [])
+    def to_representation(self, startup: Startup | Profile) -> dict:
+        profile = startup if isinstance(startup, dict) else profile_of(startup)
+        return profile_data(profile, self.context.get("request"))
 
-    def get_founders(self, startup: Startup) -> list[Founder]:
-        return shown_founders(startup)
 
-    def get_verification(self, startup: Startup) -> Verification | None:
-        return verification_of(startup)
+# The detail is shaped by hand from plain rows (startups/profilerow.py), as the list rows are:
+# the declarations above describe it for the document, and tests/restapi/test_openapi.py checks
+# that the two agree. These are the one place a profile is shaped: the REST detail, the public
+# pages and the attestation's figures all come from here.
+_REPORTED = ProviderReportedSerializer()
 
-    def get_provider_account(self, startup: Startup):
-        return provider_account_of(startup)
 
-    def get_profile_url(self, startup: Startup) -> str:
-        return profile_url(startup, self.context.get("request"))
+def profile_data(profile: Profile, request: HttpRequest | None) -> dict:
+    """The detail document (snake_case) of a startup's profile rows."""
+    verification, connection = profile["verification"], profile["connection"]
+    provider = verification["provider"] if verification is not None else None
+    synced = verification["verified_at"] if verification is not None else None
+    return {
+        "name": profile["name"],
+        "slug": profile["slug"],
+        "icon": profile["icon"],
+        "description": profile["description"],
+        "website": profile["website"],
+        "category": profile["category"],
+        "business_type": profile["business_type"],
+        "founded": profile["founded"],
+        "country": profile["country"],
+        "team_size": profile["team_size"],
+        "founders": [
+            {
+                "name": founder["name"],
+                "title": founder["title"],
+                "twitter": founder["twitter"],
+                "linkedin": founder["linkedin"],
+            }
+            for founder in shown_founders(profile["founders"], profile["founder_name"])
+        ],
+        "technologies": [
+            None if item is None else str(item) for item in profile["technologies"] or []
+        ],
+        "socials": [
+            {"platform": social["platform"], "url": social["url"]} for social in profile["socials"]
+        ],
+        "revenue": {
+            "mrr": profile["mrr"],
+            "arr": profile["arr"],
+            "currency": profile["currency"],
+            "verified": verification is not None,
+            "source": revenue_source(provider),
+            "growth_30d": growth_30d(profile["mrr"], profile["growth_30d"]),
+            "last_synced_at": iso_timestamp(synced),
+        },
+        "verification": None
+        if verification is None
+        else verification_data(verification, connection and connection["status"], request),
+        "provider_account": provider_account(verification is not None, connection),
+        "on_sale": profile["on_sale"],
+        "asking_price": profile["asking_price"],
+        "profile_url": profile_url(profile["slug"], request),
+    }
+
+
+def verification_data(
+    verification: VerificationRow, connection_status: str | None, request: HttpRequest | None
+) -> dict:
+    """The detail's `verification` object (`connection_status`: the provider connection's)."""
+    monthly = verification["monthly"]
+    reported = provider_reported(
+        verification["provider_reported"],
+        mrr=verification["mrr"],
+        last_30_days=verification["last_30_days"],
+    )
+    return {
+        "status": status_of(verification["verified_at"], connection_status),
+        "last_synced_at": iso_timestamp(verification["verified_at"]),
+        "methodology": methodology_url(request, verification["methodology_version"]),
+        "methodology_version": verification["methodology_version"],
+        "provider": verification["provider"],
+        "level": verification["level"],
+        "verified_at": iso_timestamp(verification["verified_at"]),
+        "currency": verification["currency"],
+        "mrr": verification["mrr"],
+        "arr": verification["arr"],
+        "total_revenue": verification["total_revenue"],
+        "last_30_days": verification["last_30_days"],
+        "customers": verification["customers"],
+        "history_months": len(monthly),
+        "monthly": [
+            {
+                "month": iso_month(month["month"]),
+                "gross": month["gross"],
+                "refunds": month["refunds"],
+                "net": month["net"],
+            }
+            for month in monthly
+        ],
+        "credential": verification["credential"],
+        "provider_reported": None if reported is None else _REPORTED.to_representation(reported),
+    }
 
 
 class SnapshotSerializer(serializers.Serializer):

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from startups.freshness import OK, status_of
-from startups.models import Founder, Startup
+from startups.models import Startup
+from startups.profilerow import FounderRow
 
 DEMO = "demo"
 
@@ -95,10 +96,9 @@ def trust_by_id(ids: list[int]) -> dict[int, Trust]:
     return found
 
 
-def shown_founders(startup: Startup) -> list[Founder]:
+def shown_founders(founders: list[FounderRow], founder_name: str | None) -> list[FounderRow]:
     """The founders a profile lists: its founder rows, or else the one founder name the list
     shows (a founder who typed only a name), so list and profile never disagree."""
-    founders = list(startup.founders.all())
-    if not founders and startup.founder_name:
-        return [Founder(name=startup.founder_name)]
+    if not founders and founder_name:
+        return [{"name": founder_name, "title": None, "twitter": None, "linkedin": None}]
     return founders

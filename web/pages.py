@@ -28,15 +28,15 @@ from restapi.params import (
 from restapi.profiles import startup_profile_json
 from startups.pagecache import startup_page
 from startups.presentation import badge_embed_html, badge_svg, revenue_chart, startup_markdown
+from startups.profilerow import startup_profile
 from startups.selectors import (
     SORT_ORDERS,
     StartupFilters,
     dataset_counts,
-    startup_get,
 )
 from startups.serializers import (
-    StartupDetailSerializer,
     StartupListSerializer,
+    profile_data,
 )
 from startups.trust import Trust, trust_by_id
 
@@ -75,10 +75,10 @@ def public_page(view: Callable[..., HttpResponse] | None = None, *, fresh: bool 
 
 
 def _detail(request: HttpRequest, slug: str) -> dict:
-    startup = startup_get(slug=slug)
-    if startup is None:
+    profile = startup_profile(slug=slug)
+    if profile is None:
         raise Http404("No such startup")
-    return StartupDetailSerializer(startup, context={"request": request}).data
+    return profile_data(profile, request)
 
 
 def list_rows(startups: list) -> list[dict]:

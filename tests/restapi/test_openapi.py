@@ -290,8 +290,8 @@ def test_the_dashboard_and_llms_txt_link_the_docs(client):
 
 
 def test_the_hot_paths_never_build_the_declared_fields(verified_ai_startup, rf):
-    """List rows and AI matches are declared for the document only: they stay dict literals.
-    (The detail and the AI profile render from their fields: their answers are kept as bytes.)"""
+    """List rows, the detail and AI matches are declared for the document only: they stay
+    dict literals. (The AI profile renders from its fields: its answers are kept as bytes.)"""
     request = rf.get("/")
     detail = startup_get(slug="acme")
     listing = StartupListSerializer([detail, detail], many=True)
@@ -300,6 +300,9 @@ def test_the_hot_paths_never_build_the_declared_fields(verified_ai_startup, rf):
     for serializer in (listing, matches):
         assert serializer.data
         assert "fields" not in serializer.child.__dict__  # cached_property never evaluated
+    profile = StartupDetailSerializer(detail, context={"request": request})
+    assert profile.data
+    assert "fields" not in profile.__dict__
 
 
 def test_every_operation_documents_the_servers_request_line_bound(client):
