@@ -129,7 +129,8 @@ def test_the_flusher_confirms_a_quiet_process_and_keeps_no_connection(
         with connection.cursor() as cursor:
             cursor.execute(
                 "SELECT count(*) FROM pg_stat_activity "
-                "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+                "WHERE datname = current_database() AND pid <> pg_backend_pid() "
+                "AND backend_type = 'client backend'"  # not autovacuum
             )
             return cursor.fetchone()[0]
 
