@@ -53,7 +53,8 @@ class QuotaHold(models.Model):
     """Records charged to a request whose answer has not been delivered yet.
 
     The charge (`MonthlyUsage.used`) and its hold are written together when a request reserves
-    records; the hold is deleted once the answer has been written to the client. A hold still
+    records; the hold is deleted once the answer has been written to the client (on PostgreSQL
+    by the process's next charge, or within about a second: quota/confirmations.py). A hold still
     there after `expires_at` belongs to an answer that never went out (the worker was killed,
     the process died): its records are given back to the allowance (quota/services.py).
     """

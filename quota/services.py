@@ -16,6 +16,15 @@ written out (the response's close, after the WSGI server sent the body). An answ
 process died leaves its hold, which expires after QUOTA_HOLD_SECONDS and is given back before
 the caller is ever refused, and by `quota_release_expired` (run on every reservation refused).
 
+One statement per Free answer (PostgreSQL): the deletion of a delivered answer's hold is not
+sent on its own but queued in the process and carried by the process's next charge, as the
+first CTE of the charge's statement (the flusher thread of quota/confirmations.py sends what no
+charge carried within about a second, on a connection it closes after each flush). Two
+statements per Free answer held Free at 0.62-0.76x Pro's rate. A queued hold is unexpired, so
+its records count as used: `quota_status` and the headers stay exact. A worker killed before
+its queue went out loses at most ~1 s of confirmations: those holds expire and their records
+are given back to the caller (the rule errs on the caller's side). SQLite deletes at once.
+
 Durability (PostgreSQL): the charge and the delivery confirmation of a Free request commit
 asynchronously (`synchronous_commit` off for that one transaction, QUOTA_SYNCHRONOUS_COMMIT=1
 turns it back on). Waiting for the WAL flush held the usage row's lock through an fsync, so
@@ -43,6 +52,7 @@ from django.utils import timezone
 from core.errors import QuotaExceeded
 from core.formats import iso_timestamp, month_start, next_month_start_at
 from core.postgresql import prepared_cursor
+from quota.confirmations import DELETE_SQL, hold_ids_array, pending_add, pending_take
 from quota.models import MonthlyUsage, QuotaHold
 from quota.plans import PlanLimits
 
@@ -174,9 +184,13 @@ def _charge_and_hold(
 ) -> tuple[int, int] | None:
     """Charge `records` if they fit the allowance and write their hold, as one unit; the
     hold's id and the month's count after the charge (as `quota_status` counts it), or None
-    when they do not fit. One prepared statement on PostgreSQL (an UPDATE and an INSERT in one
-    CTE; the same text every time, so PostgreSQL plans it once per connection), a
-    transaction elsewhere."""
+    when they do not fit. One prepared statement on PostgreSQL (a DELETE, an UPDATE and an
+    INSERT in one CTE; the same text every time, so PostgreSQL plans it once per connection),
+    a transaction elsewhere. The DELETE confirms the delivered answers this process has queued
+    (quota/confirmations.py): their deletion costs no statement of its own. It runs even when
+    the charge does not fit (a data-modifying CTE always runs to its end); if the statement
+    fails, the ids go back to the queue. Inside a transaction nothing is carried: a rollback
+    would undo the deletions after the queue had let them go."""
     allowance = caller.plan.monthly_allowance
     expires = now + timedelta(seconds=settings.QUOTA_HOLD_SECONDS)
     column, key = _owner(caller)
@@ -189,16 +203,22 @@ def _charge_and_hold(
     month_value = connection.ops.adapt_datefield_value(month)
     params = [records, key, month_value, allowance - records, *undelivered_params]
     if connection.vendor == "postgresql":
+        carried = [] if connection.in_atomic_block else pending_take()
         sql = (
-            f"WITH charged AS ({charge} AS counted) "  # noqa: S608 - table names
+            f"WITH deleted AS ({DELETE_SQL}), charged AS ({charge} AS counted) "  # noqa: S608
             f"INSERT INTO {holds} (account_id, client, month, records, expires_at) "
             "SELECT %s::bigint, %s::varchar, %s::date, %s::integer, %s::timestamptz "
             f"FROM charged{_async_commit('WHERE')} RETURNING id, (SELECT counted FROM charged)"
         )
+        params = [hold_ids_array(carried), *params]
         params += [caller.account_id, caller.client, month, records, expires]
-        with prepared_cursor(connection) as cursor:
-            cursor.execute(sql, params)
-            row = cursor.fetchone()
+        try:
+            with prepared_cursor(connection) as cursor:
+                cursor.execute(sql, params)
+                row = cursor.fetchone()
+        except BaseException:
+            pending_add(carried)
+            raise
         return None if row is None else (row[0], row[1])
     with transaction.atomic():
         with connection.cursor() as cursor:
@@ -320,28 +340,28 @@ def _settle(reservation: Reservation, *, delivered: int, keep_hold: bool) -> Non
         if keep_hold:
             QuotaHold.objects.filter(pk=reservation.hold_id).update(records=delivered)
         else:
-            _forget_holds([reservation.hold_id], confirm=False)
+            _forget_holds([reservation.hold_id])
 
 
-def _forget_holds(hold_ids: list[int | None], *, confirm: bool) -> None:
-    """Delete the holds (their records delivered, or given back): one plain statement (the
-    ORM's delete would wrap it in a transaction of its own, three round trips), prepared on
-    PostgreSQL, as nearly every Free request sends it. A delivery's confirmation (`confirm`,
-    autocommit) commits asynchronously like the charge; a refund's stays in its transaction."""
+def _forget_holds(hold_ids: list[int | None]) -> None:
+    """Delete the holds (their records given back, or on SQLite delivered): one plain
+    statement (the ORM's delete would wrap it in a transaction of its own, three round trips),
+    prepared on PostgreSQL. A refund's stays in its transaction."""
     ids = [hold_id for hold_id in hold_ids if hold_id is not None]
     if ids:
         marks = ", ".join(["%s"] * len(ids))
-        condition = _async_commit("AND") if confirm and connection.vendor == "postgresql" else ""
-        sql = f"DELETE FROM {QuotaHold._meta.db_table} WHERE id IN ({marks}){condition}"  # noqa: S608
+        sql = f"DELETE FROM {QuotaHold._meta.db_table} WHERE id IN ({marks})"  # noqa: S608
         with prepared_cursor(connection) as cursor:
             cursor.execute(sql, ids)
 
 
 @contextmanager
 def quota_delivery() -> Iterator[Callable[[HttpResponse], None]]:
-    """Around one request: the holds it makes are confirmed (deleted) when the response is
-    closed, which the WSGI server does after writing the body; if the request fails before
-    its response exists, they stay and expire (given back)."""
+    """Around one request: the holds it makes are confirmed when the response is closed, which
+    the WSGI server does after writing the body; if the request fails before its response
+    exists, they stay and expire (given back). On PostgreSQL confirming queues them for the
+    process's next charge, which deletes them in its own statement (or the flusher does, within
+    about a second: quota/confirmations.py); elsewhere they are deleted at once."""
     reset = _undelivered.set([])
     try:
 
@@ -350,7 +370,10 @@ def quota_delivery() -> Iterator[Callable[[HttpResponse], None]]:
             if holds:
                 confirmed = list(holds)
                 # Runs in close(), before request_finished closes the database connection.
-                response._resource_closers.append(lambda: _forget_holds(confirmed, confirm=True))
+                if connection.vendor == "postgresql":
+                    response._resource_closers.append(lambda: pending_add(confirmed))
+                else:
+                    response._resource_closers.append(lambda: _forget_holds(confirmed))
 
         yield deliver
     finally:

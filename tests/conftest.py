@@ -6,6 +6,7 @@ from rest_framework.test import APIClient
 
 from apikeys.ratelimit import fair_use_reset
 from core.readcache import clear_local
+from quota.confirmations import pending_discard
 from tests.support.caches import clear_caches
 from tests.support.contract import violations_of
 from tests.support.factories import make_api_key
@@ -51,6 +52,15 @@ def _no_token_watch(settings):
     in this process only the tests of the watch turn it on (and stop it). Servers the tests
     start run with the production default."""
     settings.READ_TOKEN_WATCH = False
+
+
+@pytest.fixture(autouse=True)
+def _no_queued_confirmations():
+    """No test's queued hold deletions (quota/confirmations.py) outlive it: the next test's
+    charge would carry them, and the flusher would connect to a database being dropped."""
+    pending_discard()
+    yield
+    pending_discard()
 
 
 @pytest.fixture(autouse=True)
