@@ -125,7 +125,7 @@ def _shared_holds(entry: dict, stamp: tuple | None, now: float) -> bool:
     """Whether a shared answer may serve a request holding `stamp`: not aged out, and built
     after a data stamp whose later changes, as this process applied them, leave it as it is
     (`AnswerCopies.current`). Without a stamp (no kept copies) it is used until it ages out."""
-    if entry.get("built", 0) + settings.AI_CACHE_SECONDS <= now or "stamp" not in entry:
+    if entry["built"] + settings.AI_CACHE_SECONDS <= now:
         return False
     if stamp is None:
         return entry["stamp"] is None
