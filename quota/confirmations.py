@@ -73,7 +73,8 @@ def pending_add(ids: list[int]) -> None:
         return
     pending = _pending
     with pending.changed:
-        if not pending.ids:
+        first = not pending.ids
+        if first:
             pending.oldest = time.monotonic()
         pending.ids.extend(ids)
         if pending.flusher is None:
@@ -81,7 +82,11 @@ def pending_add(ids: list[int]) -> None:
                 target=_flush_when_quiet, args=(pending,), name="quota-confirmations", daemon=True
             )
             pending.flusher.start()
-        pending.changed.notify()
+        if first:
+            # Only an empty queue leaves the flusher waiting without a deadline; otherwise it
+            # already waits for the oldest id's, which this add does not move (no wake-up a
+            # Free answer).
+            pending.changed.notify()
 
 
 def pending_take() -> list[int]:
