@@ -86,6 +86,10 @@ def post_worker_init(worker) -> None:
     conf, the serializers: some 120,000 objects) out of the garbage collector's reach, so a
     full collection walks only what requests leave behind (the copies kept per process)."""
     gc.freeze()
+    if os.environ.get("BENCH_GC_STATS"):  # `make bench` only: what collections cost
+        from bench.gcstats import install
+
+        install(os.environ["BENCH_GC_STATS"])
 
 
 def when_ready(server) -> None:

@@ -17,6 +17,7 @@ from aisurface.serializers import (
     AiProfileSerializer,
 )
 from core import readcache
+from core.cycles import ReleasesCycles
 from core.errors import NotFound
 from core.openapi import (
     AI_REQUEST_HEADERS,
@@ -83,7 +84,7 @@ _DISCOVERY_PARAMETERS = tuple(AiDiscoveryFilterSerializer().fields)
 _NOT_MODIFIED = OpenApiResponse(description="Not modified: the `If-None-Match` ETag is current.")
 
 
-class AiDiscoveryView(DocumentedOptions, APIView):
+class AiDiscoveryView(ReleasesCycles, DocumentedOptions, APIView):
     renderer_classes = [JSONRenderer]
 
     @extend_schema(
@@ -124,7 +125,7 @@ class AiDiscoveryView(DocumentedOptions, APIView):
         return cached_response(request, parts=raw, build=build)
 
 
-class AiProfileView(DocumentedOptions, APIView):
+class AiProfileView(ReleasesCycles, DocumentedOptions, APIView):
     renderer_classes = [JSONRenderer]
 
     @extend_schema(

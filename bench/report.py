@@ -7,6 +7,7 @@ import sys
 from datetime import UTC, datetime
 
 import cpu
+import gcstats
 import profiles
 import underwrites
 from rows import Row
@@ -32,6 +33,7 @@ def report(sizes: dict[int, dict]) -> None:
                     + (f"; before {b['rps']:.0f} req/s = {r['rps'] / b['rps']:.2f}x" if b else "")
                 )
             print(f"   worker RSS MB: {', '.join(f'{m:.0f}' for m in size['rss'])}")
+            print(f"   {gcstats.describe(size['gc'])}")
             print("\n".join(cpu.table(rows, {count: size})))
             if size["under"]:
                 print(
@@ -61,7 +63,10 @@ def report(sizes: dict[int, dict]) -> None:
     ]
     for count, size in sizes.items():
         rss = ", ".join(f"{m:.0f}" for m in size["rss"])
-        lines.append(f"- {count:,} startups: {size['seed']}; worker RSS after the run: {rss} MB.")
+        lines.append(
+            f"- {count:,} startups: {size['seed']}; worker RSS after the run: {rss} MB; "
+            f"{gcstats.describe(size['gc'])} (bench/gcstats.py)."
+        )
     lines += ["", header, "|---|---|" + "---:|" * (5 * len(counts))]
     for row in rows:
         cells = f"| {row.name} | `{row.path}` |"

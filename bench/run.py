@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import cpu  # bench/*.py beside this script (its folder is on sys.path)
+import gcstats
 import profiles
 import psycopg
 import redis
@@ -172,7 +173,7 @@ def get(path: str, headers: dict[str, str] | None = None, target: Target = CURRE
         return json.loads(response.read())
 
 
-def start_server(count: int, target: Target = CURRENT) -> subprocess.Popen:
+def start_server(count: int, target: Target = CURRENT, gc_stats: str = "") -> subprocess.Popen:
     env = {
         **environment(count, target),
         "BENCH_VIEWS": "1",
@@ -184,6 +185,8 @@ def start_server(count: int, target: Target = CURRENT) -> subprocess.Popen:
         "GUNICORN_MAX_REQUESTS": "0",
         # The load generator is one caller sending thousands of requests a second.
         "FAIR_USE_REQUESTS_PER_MINUTE": "0",
+        # bench/gcstats.py: each worker's garbage collections, timed (this server only).
+        "BENCH_GC_STATS": gc_stats,
     }
     server = subprocess.Popen(
         [str(Path(target.python).parent / "gunicorn"), "openstartup.wsgi"],
@@ -327,7 +330,7 @@ def bench_size(wrk_bin: str, count: int, before: Target | None = None) -> dict:
     # (a rank index another run built under the same data token would otherwise load at once).
     redis.Redis.from_url(REDIS_URL).flushdb()
     step(f"gunicorn, 2 workers, {CURRENT.base}")
-    server = start_server(count)
+    server = start_server(count, gc_stats=pools)
     watch = cpu.Watch(server.pid, cpu.Backends(database_url(count)))
     old_server, old_rows = None, {}
     try:
@@ -366,6 +369,7 @@ def bench_size(wrk_bin: str, count: int, before: Target | None = None) -> dict:
         profile_rows(wrk_bin, count, rows, server.pid)
         under, writer = measure_under_writes(wrk_bin, count, rows, watch)
         rss = worker_rss_mb(server)
+        collections = gcstats.totals(pools)
     finally:
         watch.backends.close()
         for running in (server, old_server):
@@ -379,6 +383,7 @@ def bench_size(wrk_bin: str, count: int, before: Target | None = None) -> dict:
         "before": {key: median_run(found) for key, found in runs_before.items() if found},
         "seed": seed_output,
         "rss": rss,
+        "gc": collections,
         "under": {key: median_run(found) for key, found in under.items() if found},
         "writer": writer,
     }

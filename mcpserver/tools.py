@@ -18,6 +18,7 @@ from rest_framework import serializers
 from aisurface.cache import ai_answer, involves
 from aisurface.serializers import AiMatchSerializer, AiProfileSerializer
 from core import readcache
+from core.cycles import release_serializer
 from core.formats import site_url
 from core.shapes import declared, whole
 from mcpserver.arguments import (
@@ -407,11 +408,14 @@ def call_tool(name: str, arguments: Any, *, request: HttpRequest) -> dict:
     if tool is None:
         raise UnknownTool(f"Unknown tool '{name}'. Available tools: {', '.join(TOOLS)}.")
     args = tool.arguments(data={} if arguments is None else arguments)
-    if not args.is_valid():
-        return _text_result(_error_text(args.errors), is_error=True)
+    valid = args.is_valid()
+    validated, errors = dict(args.validated_data) if valid else {}, args.errors
+    release_serializer(args)
+    if not valid:
+        return _text_result(_error_text(errors), is_error=True)
 
     def build() -> dict:
-        structured, budget = tool.handler(request, dict(args.validated_data)), STRUCTURED_BUDGET
+        structured, budget = tool.handler(request, dict(validated)), STRUCTURED_BUDGET
         while True:  # under MAX_RESULT_CHARS whole (mcpserver/bounds.py)
             structured = bounded(structured, budget)
             result = _text_result(orjson.dumps(structured).decode(), is_error=False)
@@ -424,7 +428,7 @@ def call_tool(name: str, arguments: Any, *, request: HttpRequest) -> dict:
     # the /api/ai answers are (JSON bytes, aisurface/cache.py): a write to a startup it shows
     # or may now show is seen on the next call, on every surface at once; other writes leave
     # it be. A ToolError is never kept.
-    identity = {"site": site_url(request), "tool": name, "arguments": args.validated_data}
+    identity = {"site": site_url(request), "tool": name, "arguments": validated}
     try:
         return orjson.loads(ai_answer(identity=identity, build=build)["body"])
     except ToolError as error:

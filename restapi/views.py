@@ -55,9 +55,10 @@ from startups.methodology import methodology_html
 from startups.pagecache import startup_page
 from startups.selectors import category_counts, startup_export, startup_get, startup_ref
 from startups.serializers import (
-    SnapshotSerializer,
     StartupDetailSerializer,
     StartupListSerializer,
+    shape_list_rows,
+    shape_snapshots,
     verification_of,
 )
 from transparency.attestations import attestation_log
@@ -191,7 +192,7 @@ class StartupListView(RestView):
                 filters=filters, offset=paging.offset, limit=reservation.granted, after=paging.after
             )
             reservation.use(len(result.startups))
-        data = StartupListSerializer(result.startups, many=True, context={"request": request}).data
+        data = shape_list_rows(result.startups, request)
         if selected is not None:
             data = [sparse(item, selected) for item in camelize(data)]
         return paginated_response(
@@ -260,7 +261,7 @@ class StartupHistoryView(RestView):
         with self.reserve(request, wanted=1) as reservation:
             snapshots = list(revenue_history(startup=startup, start=start, end=end))
             reservation.use(1)
-        data = SnapshotSerializer(snapshots, many=True).data
+        data = shape_snapshots(snapshots)
         return Response(
             history_page(
                 data,

@@ -11,7 +11,7 @@ response the test suite gets is validated against the generated document.
 """
 
 import copy
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from functools import cached_property
 from typing import Any
@@ -24,7 +24,7 @@ from rest_framework import serializers
 from core.formats import iso_month, iso_timestamp, site_url
 from core.shapes import text, timestamp, whole
 from startups.freshness import STATUSES, last_synced_at, methodology_url, status_of
-from startups.models import Credential, Startup, Verification
+from startups.models import Credential, RevenueSnapshot, Startup, Verification
 from startups.profilerow import (
     ConnectionRow,
     Profile,
@@ -190,6 +190,15 @@ class StartupListSerializer(serializers.Serializer):
             "updated_at": iso_timestamp(startup.updated_at),
             "profile_url": profile_url(startup.slug, self.context.get("request")),
         }
+
+
+def shape_list_rows(startups: Iterable[Startup], request: HttpRequest | None = None) -> list[dict]:
+    """The list rows of `startups` (snake_case): what `StartupListSerializer(many=True).data`
+    gives, without DRF's ListSerializer, whose child and parent refer to each other (a
+    reference cycle that kept every served page, its rows included, alive until the garbage
+    collector came by: core/cycles.py)."""
+    shape = StartupListSerializer(context={"request": request})
+    return [shape.to_representation(startup) for startup in startups]
 
 
 class MonthlyRevenueSerializer(Shape):
@@ -405,3 +414,19 @@ class SnapshotSerializer(serializers.Serializer):
     arr = whole(null=True)
     customers = whole()
     last_30_days = whole()
+
+    def to_representation(self, snapshot: RevenueSnapshot) -> dict:
+        # Rendered by hand, like the list's rows: a history renders up to a year of days.
+        return {
+            "date": snapshot.date.isoformat(),
+            "mrr": snapshot.mrr,
+            "arr": snapshot.arr,
+            "customers": snapshot.customers,
+            "last_30_days": snapshot.last_30_days,
+        }
+
+
+def shape_snapshots(snapshots: Iterable[RevenueSnapshot]) -> list[dict]:
+    """The history's days (snake_case), without DRF's ListSerializer (see shape_list_rows)."""
+    shape = SnapshotSerializer()
+    return [shape.to_representation(snapshot) for snapshot in snapshots]

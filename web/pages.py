@@ -35,8 +35,8 @@ from startups.selectors import (
     dataset_counts,
 )
 from startups.serializers import (
-    StartupListSerializer,
     profile_data,
+    shape_list_rows,
 )
 from startups.trust import Trust, trust_by_id
 
@@ -84,7 +84,7 @@ def _detail(request: HttpRequest, slug: str) -> dict:
 def list_rows(startups: list) -> list[dict]:
     """A page of list items (what the API serves) with each row's badge (`trust`)."""
     trusts = trust_by_id([startup.id for startup in startups])
-    rows = StartupListSerializer(startups, many=True).data
+    rows = shape_list_rows(startups)
     return [{**row, "trust": trusts[s.id]} for row, s in zip(rows, startups, strict=True)]
 
 
