@@ -1,4 +1,5 @@
-"""The one table the infrastructure owns: the read cache's generation tokens (core/readcache.py).
+"""The tables the infrastructure owns: the read cache's generation tokens (core/readcache.py)
+and the sequence of sync stamps read beside the kept copies (core/beside.py).
 
 The table kept its first name (`openstartup_generation`, when the project package owned it):
 moving the model moved no data, and the token SQL stayed byte-identical.
@@ -26,6 +27,25 @@ class Generation(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind}: {self.token}"
+
+
+class FreshStamp(models.Model):
+    """One sync that changed nothing but its time (startups/freshness.py), naming its startup.
+
+    The "fresh" token is `<epoch>.<id of the last stamp>`, written in the stamp's transaction,
+    so a process that sees a newer token reads the stamps since its own and forgets the sync
+    times of those startups only (core/beside.py), as the change sequence does for the data
+    copies. No foreign key: a stamp outlives nothing it names for long (old rows are pruned).
+    """
+
+    id = models.BigAutoField(primary_key=True)
+    startup_id = models.BigIntegerField()
+
+    class Meta:
+        db_table = "openstartup_freshstamp"
+
+    def __str__(self) -> str:
+        return f"{self.pk}: startup {self.startup_id}"
 
 
 # Plain SQL: about half the CPU of the ORM's compile and rows, on nearly every request.

@@ -18,8 +18,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from core import readcache
-from core.beside import Beside
+from core.beside import Beside, stamp_fresh
 from core.formats import iso_timestamp, site_url
 from core.postgresql import prepared_cursor
 from startups.changes import nothing_visible
@@ -120,7 +119,8 @@ def shown(freshness: Freshness, *, now: datetime | None = None) -> tuple[str | N
 def verification_stamp(*, startup: Startup, at: datetime) -> None:
     """A sync that found the same figures: only its time is stamped. Nothing anyone sees
     changed but the freshness fields, so no Change row and the data token stays (the kept
-    copies with it); the fresh token moves, so every server reads the new time beside them."""
+    copies with it); the sync is stamped (a new fresh token naming this startup), so every
+    server reads this startup's new time beside them (core/beside.py)."""
     Verification.objects.filter(startup=startup).update(verified_at=at)
     nothing_visible()
-    readcache.bump("fresh")
+    stamp_fresh([startup.pk])

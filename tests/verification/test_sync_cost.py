@@ -51,12 +51,14 @@ def test_a_sync_that_changes_nothing_sends_a_few_statements_and_reads_nothing_ba
 
     # The lease; then in one transaction the bookkeeping (which also ends the lease), one read
     # of the stored figures and one of the monthly rows, the time stamp, the day's snapshot
-    # and its growth (read, and kept unless it moved), and the "fresh" token that tells every
-    # server to read the new sync time beside its kept copies: no re-read of the connection
-    # or the startup. On PostgreSQL that token's move also notifies the other servers
-    # (`pg_notify`, delivered at commit).
+    # and its growth (read, and kept unless it moved), and the stamp that tells every server
+    # to read this startup's new sync time beside its kept copies (the "fresh" token's row
+    # locked, the stamp naming the startup, the token: core/beside.py): no re-read of the
+    # connection or the startup. On PostgreSQL that token's move also notifies the other
+    # servers (`pg_notify`, delivered at commit).
     notify = 1 if db.vendor == "postgresql" else 0
-    assert len(sent) == 9 + notify, sent
+    assert len(sent) == 11 + notify, sent
+    assert any("openstartup_freshstamp" in sql for sql in sent), sent
     assert any("openstartup_generation" in sql for sql in sent), sent
     assert not Change.objects.filter(id__gt=start).exists()
     with CaptureQueriesContext(db) as after:  # what the caller reads of the result is current
