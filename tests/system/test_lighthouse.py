@@ -112,7 +112,9 @@ def site(tmp_path_factory):
 
 
 def audit(url: str, preset: str, cookie: str, out: Path) -> dict:
-    """One Lighthouse run; its JSON report (run again once on a trace-recording hiccup)."""
+    """One Lighthouse run; its JSON report. A run that reports a runtime error (a trace it
+    could not record, e.g. NO_NAVSTART: "Please run Lighthouse again") is run again, up to
+    three times in all, each writing a fresh report."""
     argv = [
         str(LIGHTHOUSE),
         url,
@@ -126,7 +128,8 @@ def audit(url: str, preset: str, cookie: str, out: Path) -> dict:
     if preset == "desktop":
         argv.append("--preset=desktop")
     env = {**os.environ, "CHROME_PATH": str(CHROME)}
-    for _ in range(2):
+    for _ in range(3):
+        out.unlink(missing_ok=True)  # never read an earlier attempt's report
         run = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=240)
         assert run.returncode == 0 or out.exists(), run.stderr[-2000:]
         report = json.loads(out.read_text())
