@@ -26,7 +26,7 @@ from typing import Any
 from django.db import connections, transaction
 
 from core import readcache, replica, rowcopies
-from core.models import FreshStamp, Generation
+from core.models import FreshStamp
 from core.postgresql import prepared_cursor
 
 # Reads {startup id: value} for the ids given from the database alias given; an id without a
@@ -50,37 +50,26 @@ FRESH_CHECKPOINT = rowcopies.Checkpoint(_stamps)
 readcache.on_clear(FRESH_CHECKPOINT.reset)
 
 
-# The fresh token's row, locked until the stamp's transaction ends (SQLite locks the whole
-# database for a write transaction anyway: FOR UPDATE is PostgreSQL's).
-_LOCK_SQL = f"SELECT token FROM {Generation._meta.db_table} WHERE kind = 'fresh'"  # noqa: S608
 _STAMP_SQL = (
     f"INSERT INTO {FreshStamp._meta.db_table} (startup_id)"  # noqa: S608
     " VALUES (CAST(%s AS bigint)) RETURNING id"
 )
 
 
-def stamp_fresh(startup_ids: Iterable[int]) -> None:
-    """Stamp a sync of each startup that changed nothing but its time, in the current
-    transaction (one of its own if none): every server forgets those startups' values only.
+def stamp_fresh(startup_id: int) -> None:
+    """Stamp a sync of `startup_id` that changed nothing but its time, in the current
+    transaction (one of its own if none): every server forgets that startup's value only.
     The fresh token's row is locked first, so stamps take their ids in commit order. Plain
     SQL, prepared on PostgreSQL, and no savepoint: the refresh worker stamps ~11 syncs a
     second at 100,000 startups, ~111 at 1,000,000."""
-    connection = connections[readcache.PRIMARY]
     with transaction.atomic(using=readcache.PRIMARY, savepoint=False):
-        with prepared_cursor(connection) as cursor:
-            lock = " FOR UPDATE" if connection.vendor == "postgresql" else ""
-            cursor.execute(_LOCK_SQL + lock)
-            row = cursor.fetchone()
-            last = 0
-            for startup_id in startup_ids:
-                cursor.execute(_STAMP_SQL, [startup_id])
-                last = cursor.fetchone()[0]
-        if not last:
-            return
-        epoch = rowcopies.parse(row[0] if row else None)[0]
-        readcache.bump("fresh", rowcopies.token_of(epoch, last, new_epoch=secrets.token_hex))
-        if last % PRUNE_EVERY == 0:
-            FreshStamp.objects.using(readcache.PRIMARY).filter(id__lte=last - KEEP_STAMPS).delete()
+        epoch = readcache.epoch_for_update("fresh")
+        with prepared_cursor(connections[readcache.PRIMARY]) as cursor:
+            cursor.execute(_STAMP_SQL, [startup_id])
+            (stamp,) = cursor.fetchone()
+        readcache.bump("fresh", rowcopies.token_of(epoch, stamp, new_epoch=secrets.token_hex))
+        if stamp % PRUNE_EVERY == 0:
+            FreshStamp.objects.using(readcache.PRIMARY).filter(id__lte=stamp - KEEP_STAMPS).delete()
 
 
 class Beside:

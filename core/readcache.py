@@ -57,7 +57,7 @@ from django.dispatch import receiver
 
 from core import dbdeadline, replica, rowcopies, tokenwatch
 from core.models import GENERATION_TOKENS_SQL, Generation, generation_tokens
-from core.postgresql import prepared_rows
+from core.postgresql import prepared_cursor, prepared_rows
 
 # "fresh": the sync times a sync that changed nothing stamps (no Change row, the data token
 # kept): fields read beside the kept copies (core/beside.py), never inside them.
@@ -208,18 +208,22 @@ def bump(kind: Kind, token: str | None = None) -> None:
         tokens.clear()  # read again (this request may fill copies after its own write)
 
 
-def data_epoch_for_update() -> str | None:
-    """The epoch of the current data token, its row locked until the transaction ends (the
-    change service then writes `<epoch>.<sequence>`: the lock orders it after any other
-    write of the token in flight; taken before the sequence's own lock, as `bump` is)."""
-    row = (
-        Generation.objects.using(PRIMARY)
-        .select_for_update()
-        .filter(kind="data")
-        .values_list("token", flat=True)
-        .first()
-    )
-    return rowcopies.parse(row)[0]
+_TOKEN_FOR_UPDATE_SQL = f"{GENERATION_TOKENS_SQL} WHERE kind = %s"
+
+
+def epoch_for_update(kind: Kind) -> str | None:
+    """The epoch of `kind`'s current token, its row locked until the transaction ends (the
+    change service and the sync stamps then write `<epoch>.<sequence>`: the lock orders them
+    after any other write of the token in flight, so sequences follow commit order; taken
+    before any lock of their own, as `bump` takes it). Plain SQL, prepared on PostgreSQL: the
+    refresh worker sends it with every sync; SQLite locks the whole database for a write
+    transaction, and has no FOR UPDATE."""
+    connection = db_connections[PRIMARY]
+    lock = " FOR UPDATE" if connection.vendor == "postgresql" else ""
+    with prepared_cursor(connection) as cursor:
+        cursor.execute(_TOKEN_FOR_UPDATE_SQL + lock, [kind])
+        row = cursor.fetchone()
+    return rowcopies.parse(row[1] if row else None)[0]
 
 
 # Bulk writes awaiting their kind's `bump` in the current transaction, per connection (each

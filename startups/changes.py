@@ -130,7 +130,7 @@ def startups_change_record(changes: Iterable[Changed], *, now: datetime | None =
         raise RuntimeError("record a change inside the transaction of the write it describes")
     # The token's row first (the order every write takes: a receiver's `bump` may hold it),
     # then the sequence's lock; the new token names the highest sequence written here.
-    epoch = readcache.data_epoch_for_update()
+    epoch = readcache.epoch_for_update("data")
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
             cursor.execute("SELECT pg_advisory_xact_lock(%s)", [SEQUENCE_LOCK])

@@ -123,4 +123,4 @@ def verification_stamp(*, startup: Startup, at: datetime) -> None:
     server reads this startup's new time beside them (core/beside.py)."""
     Verification.objects.filter(startup=startup).update(verified_at=at)
     nothing_visible()
-    stamp_fresh([startup.pk])
+    stamp_fresh(startup.pk)
