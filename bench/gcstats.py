@@ -21,23 +21,23 @@ def install(folder: str) -> None:
     """Time this process's collections from now on (see the module's docstring)."""
     state = {"collections": [0, 0, 0], "ms": [0.0, 0.0, 0.0], "longest_ms": 0.0}
     path = Path(folder) / f"{os.getpid()}.json"
-    started = [0.0]
-    written = [0.0]
+    started = written = 0.0
 
     def write() -> None:
         path.write_text(json.dumps(state))
 
     def callback(phase: str, info: dict) -> None:
+        nonlocal started, written
         if phase == "start":
-            started[0] = time.perf_counter()
+            started = time.perf_counter()
             return
-        took = (time.perf_counter() - started[0]) * 1000
+        took = (time.perf_counter() - started) * 1000
         generation = info["generation"]
         state["collections"][generation] += 1
         state["ms"][generation] += took
         state["longest_ms"] = max(state["longest_ms"], took)
-        if time.monotonic() - written[0] > WRITE_EVERY_SECONDS:
-            written[0] = time.monotonic()
+        if time.monotonic() - written > WRITE_EVERY_SECONDS:
+            written = time.monotonic()
             write()
 
     gc.callbacks.append(callback)

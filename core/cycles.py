@@ -25,10 +25,8 @@ from rest_framework.request import Request
 
 def release(view: object, request: Request, response: HttpResponse) -> None:
     """Cut the reference cycles of a written DRF answer (see the module's docstring)."""
-    context = getattr(response, "renderer_context", None)
-    if context:
+    if getattr(response, "renderer_context", None) is not None:  # a DRF Response's
         response.renderer_context = None
-        context.clear()
     request.parser_context = None
     view.__dict__.clear()  # request, response, args, kwargs, headers, head (a bound get)
 
