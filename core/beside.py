@@ -25,7 +25,7 @@ from typing import Any
 
 from django.db import connections, transaction
 
-from core import readcache, replica, rowcopies
+from core import plainsql, readcache, replica, rowcopies
 from core.models import FreshStamp
 from core.postgresql import prepared_cursor
 
@@ -39,10 +39,16 @@ KEEP_STAMPS = 50 * rowcopies.MAX_APPLIED_ROWS
 PRUNE_EVERY = 1_000
 
 
+_STAMPS_SQL = (
+    f"SELECT startup_id, id FROM {FreshStamp._meta.db_table}"  # noqa: S608 - a table name
+    " WHERE id > %s AND id <= %s"
+)
+
+
 def _stamps(after: int, upto: int) -> list[tuple[int, int]]:
-    """(startup id, stamp id) of the stamps in (after, upto]."""
-    stamps = FreshStamp.objects.using(readcache.PRIMARY).filter(id__gt=after, id__lte=upto)
-    return list(stamps.values_list("startup_id", "id"))
+    """(startup id, stamp id) of the stamps in (after, upto]: plain SQL (core/plainsql.py),
+    once per process per new fresh token."""
+    return plainsql.run(_STAMPS_SQL, [after, upto], using=readcache.PRIMARY)[1]
 
 
 # This process's last applied fresh token: which startups were stamped since a value was read.

@@ -192,15 +192,20 @@ def bump(kind: Kind, token: str | None = None) -> None:
     without a `token` given starts a new epoch: every per-startup copy is dropped too; the
     change service gives `<epoch>.<sequence>` (core/rowcopies.py)."""
     token = token or _new_token()
-    if not Generation.objects.using(PRIMARY).filter(kind=kind).update(token=token):
+    connection = db_connections[PRIMARY]
+    with prepared_cursor(connection) as cursor:
+        if connection.vendor == "postgresql":
+            # The notice is delivered to every watching process when this transaction commits.
+            cursor.execute(_TOKEN_WRITE_NOTIFY_SQL, [token, kind, tokenwatch.CHANNEL, kind])
+            written = cursor.fetchone()[0]
+        else:
+            cursor.execute(_TOKEN_WRITE_SQL, [token, kind])
+            written = cursor.rowcount
+    if not written:  # the kind's first token
         Generation.objects.using(PRIMARY).bulk_create(
             [Generation(kind=kind, token=token)], ignore_conflicts=True
         )
         Generation.objects.using(PRIMARY).filter(kind=kind).update(token=token)
-    if db_connections[PRIMARY].vendor == "postgresql":
-        # Delivered to every watching process when this transaction commits.
-        with db_connections[PRIMARY].cursor() as cursor:
-            cursor.execute("SELECT pg_notify(%s, %s)", [tokenwatch.CHANNEL, kind])
     transaction.on_commit(partial(TOKEN_WATCH.saw, kind, token), using=PRIMARY)
     settled(kind)
     tokens = _request_tokens.get()
@@ -208,6 +213,13 @@ def bump(kind: Kind, token: str | None = None) -> None:
         tokens.clear()  # read again (this request may fill copies after its own write)
 
 
+# A token's write: plain SQL, prepared on PostgreSQL (every visible write and every sync's
+# stamp sends it), and there one statement with the notice to the other servers.
+_TOKEN_WRITE_SQL = f'UPDATE "{Generation._meta.db_table}" SET token = %s WHERE kind = %s'  # noqa: S608
+_TOKEN_WRITE_NOTIFY_SQL = (
+    f"WITH written AS ({_TOKEN_WRITE_SQL} RETURNING kind)"  # noqa: S608
+    " SELECT (SELECT count(*) FROM written), pg_notify(%s, %s)"
+)
 _TOKEN_FOR_UPDATE_SQL = f"{GENERATION_TOKENS_SQL} WHERE kind = %s"
 
 

@@ -25,15 +25,15 @@ import secrets
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import partial
 
 from django.conf import settings
 from django.db import connections
-from django.db.models import F
 from django.utils import timezone
 
-from core import readcache, rowcopies
+from core import plainsql, readcache, rowcopies
 from core.renderers import camel_key
-from startups.models import Change, MonthlyRevenue, Startup
+from startups.models import Change, MonthlyRevenue, Startup, Verification
 
 CREATED, UPDATED = Change.Kind.CREATED, Change.Kind.UPDATED
 DELETED, UNPUBLISHED = Change.Kind.DELETED, Change.Kind.UNPUBLISHED
@@ -186,6 +186,39 @@ DESCRIBED = {
 REFUSED_STATUSES = ("key_revoked", "error")
 
 
+def _stored_figures(startup_id: int, names: list[str]) -> tuple[dict, dict | None, list[tuple]]:
+    """(the startup's headline {mrr, arr, currency}, its stored verification's `names` or
+    None, its monthly (month, gross, refunds) rows oldest first) in one read: the sync's hot
+    path (most syncs end here), plain SQL (core/plainsql.py)."""
+    sql = _STORED_FIGURES_SQL.get(tuple(names))
+    if sql is None:
+        columns = ", ".join(f"v.{Verification._meta.get_field(name).column}" for name in names)
+        sql = _STORED_FIGURES_SQL[tuple(names)] = (
+            f"SELECT s.mrr, s.arr, s.currency, v.id, {columns}, m.month, m.gross, m.refunds"  # noqa: S608
+            f" FROM {plainsql.table(Startup)} s"
+            f" LEFT JOIN {plainsql.table(Verification)} v ON v.startup_id = s.id"
+            f" LEFT JOIN {plainsql.table(MonthlyRevenue)} m ON m.verification_id = v.id"
+            " WHERE s.id = %s ORDER BY m.month"
+        )  # names of columns only; the id is a parameter
+    _, rows = plainsql.run(sql, [startup_id])
+    if not rows:
+        raise Startup.DoesNotExist(f"no startup {startup_id}")
+    first = rows[0]
+    headline = dict(zip(("mrr", "arr", "currency"), first[:3], strict=True))
+    if first[3] is None:
+        return headline, None, []
+    verification = {
+        name: plainsql.from_db(Verification, name, value)
+        for name, value in zip(names, first[4 : 4 + len(names)], strict=True)
+    }
+    month = partial(plainsql.from_db, MonthlyRevenue, "month")
+    stored = [(month(row[-3]), row[-2], row[-1]) for row in rows if row[-3] is not None]
+    return headline, verification, stored
+
+
+_STORED_FIGURES_SQL: dict[tuple[str, ...], str] = {}
+
+
 def verified_figures_changes(
     *,
     startup_id: int,
@@ -203,24 +236,11 @@ def verified_figures_changes(
     shown with (`methodology_version`, `credential`, `provider_reported`), by column name."""
     stored_names = [*VERIFIED_FIGURES, "provider", "level", "currency", "verified_at"]
     stored_names += list(described or {})
-    # One read of the headline and the stored figures (the sync's hot path: most syncs end
-    # here), plus the monthly rows when there are stored figures to compare them with.
-    row = (
-        Startup.objects.filter(pk=startup_id)
-        .values(
-            "mrr",
-            "arr",
-            "currency",
-            "verification__id",
-            **{f"v_{name}": F(f"verification__{name}") for name in stored_names},
-        )
-        .get()
-    )
+    headline, verification, stored = _stored_figures(startup_id, stored_names)
     wanted = {"mrr": figures["mrr"], "arr": figures["arr"], "currency": "USD"}
-    changed = [VISIBLE_COLUMNS[name] for name, value in wanted.items() if row[name] != value]
-    if row["verification__id"] is None:
+    changed = [VISIBLE_COLUMNS[name] for name, value in wanted.items() if headline[name] != value]
+    if verification is None:
         return sorted({*changed, "revenue.verified", "verification"})
-    verification = {name: row[f"v_{name}"] for name in stored_names}
     changed += [
         api for name, api in VERIFIED_FIGURES.items() if verification[name] != figures[name]
     ]
@@ -233,11 +253,6 @@ def verified_figures_changes(
     changed += [
         DESCRIBED[name] for name, value in (described or {}).items() if verification[name] != value
     ]
-    stored = list(
-        MonthlyRevenue.objects.filter(verification_id=row["verification__id"])
-        .order_by("month")
-        .values_list("month", "gross", "refunds")
-    )
     if stored != monthly:
         changed.append("verification.monthly")
     stale_after = timedelta(hours=settings.VERIFICATION_STALE_HOURS)

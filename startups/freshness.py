@@ -18,6 +18,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
+from core import plainsql
 from core.beside import Beside, stamp_fresh
 from core.formats import iso_timestamp, site_url
 from core.postgresql import prepared_cursor
@@ -121,6 +122,18 @@ def verification_stamp(*, startup: Startup, at: datetime) -> None:
     changed but the freshness fields, so no Change row and the data token stays (the kept
     copies with it); the sync is stamped (a new fresh token naming this startup), so every
     server reads this startup's new time beside them (core/beside.py)."""
-    Verification.objects.filter(startup=startup).update(verified_at=at)
+    verified_at_write(startup_id=startup.pk, at=at)
     nothing_visible()
     stamp_fresh(startup.pk)
+
+
+_VERIFIED_AT_SQL = (
+    f"UPDATE {plainsql.table(Verification)} SET verified_at = %s"  # noqa: S608 - a table name
+    " WHERE startup_id = %s"
+)
+
+
+def verified_at_write(*, startup_id: int, at: datetime) -> None:
+    """Stamp the time of a sync on the startup's verified figures: plain SQL (the sync's hot
+    path, core/plainsql.py). The caller records the change, or says nothing visible moved."""
+    plainsql.run(_VERIFIED_AT_SQL, [plainsql.to_db(Verification, "verified_at", at), startup_id])

@@ -6,10 +6,12 @@ snapshot at least 30 days older, and is stored on the startup so lists can sort 
 """
 
 from datetime import UTC, date, datetime, timedelta
+from functools import partial
 
 from django.db import transaction
-from django.db.models import Q, QuerySet
+from django.db.models import QuerySet
 
+from core import plainsql
 from startups.changes import api_fields, nothing_visible, startup_change_record
 from startups.models import RevenueSnapshot, Startup, Verification
 
@@ -63,17 +65,41 @@ def day_snapshot_write(*, startup: Startup, now: datetime, figures: dict) -> lis
     own change, or says `nothing_visible()`."""
     day = now.astimezone(UTC).date()
     row = {name: figures[name] for name in SNAPSHOT_FIGURES} | {"synced_at": now}
-    # Queryset writes (no model signals): a day's snapshot is not a change of the startup.
-    if not RevenueSnapshot.objects.filter(startup=startup, date=day).update(**row):
+    # Plain SQL (core/plainsql.py; the sync's hot path): a day's snapshot is not a change of
+    # the startup, and the growth's UPDATE is the change this returns.
+    values = [plainsql.to_db(RevenueSnapshot, name, value) for name, value in row.items()]
+    on_day = plainsql.to_db(RevenueSnapshot, "date", day)
+    written, _ = plainsql.run(_SNAPSHOT_UPDATE_SQL, [*values, startup.pk, on_day])
+    if not written:
         RevenueSnapshot.objects.bulk_create([RevenueSnapshot(startup=startup, date=day, **row)])
     growth = _growth_after_writing(startup=startup, day=day)
     # One conditional UPDATE instead of reading the stored growth first: no row when it holds.
-    moved = Startup.objects.filter(pk=startup.pk)
     if growth is None:
-        moved = moved.filter(growth_30d__isnull=False)
+        moved, _ = plainsql.run(_GROWTH_CLEARED_SQL, [startup.pk])
     else:
-        moved = moved.filter(Q(growth_30d__isnull=True) | ~Q(growth_30d=growth))
-    return api_fields(["growth_30d"]) if moved.update(growth_30d=growth) else []
+        moved, _ = plainsql.run(_GROWTH_MOVED_SQL, [growth, startup.pk, growth])
+    return api_fields(["growth_30d"]) if moved else []
+
+
+_SNAPSHOTS, _STARTUPS = plainsql.table(RevenueSnapshot), plainsql.table(Startup)
+_SNAPSHOT_UPDATE_SQL = (
+    f"UPDATE {_SNAPSHOTS} SET "  # noqa: S608 - names of columns only
+    + ", ".join(f"{name} = %s" for name in (*SNAPSHOT_FIGURES, "synced_at"))
+    + ' WHERE startup_id = %s AND "date" = %s'
+)
+_GROWTH_CLEARED_SQL = (
+    f"UPDATE {_STARTUPS} SET growth_30d = NULL"  # noqa: S608 - a table name
+    " WHERE id = %s AND growth_30d IS NOT NULL"
+)
+_GROWTH_MOVED_SQL = (
+    f"UPDATE {_STARTUPS} SET growth_30d = %s"  # noqa: S608 - a table name
+    " WHERE id = %s AND (growth_30d IS NULL OR growth_30d <> %s)"
+)
+# The snapshot of a day and the latest one at least GROWTH_DAYS older.
+_LATEST_AND_BASE_SQL = (
+    f'SELECT "date", mrr FROM {_SNAPSHOTS}'  # noqa: S608 - a table name
+    ' WHERE startup_id = %s AND ("date" >= %s OR "date" <= %s) ORDER BY "date" DESC LIMIT 2'
+)
 
 
 def _growth_after_writing(*, startup: Startup, day: date) -> float | None:
@@ -81,13 +107,10 @@ def _growth_after_writing(*, startup: Startup, day: date) -> float | None:
     the latest one at least 30 days older (a later day's snapshot, from a sync dated in the
     past, makes it the general reading)."""
     earliest_base = day - timedelta(days=GROWTH_DAYS)
-    latest, *base = (
-        RevenueSnapshot.objects.filter(startup=startup)
-        .filter(Q(date__gte=day) | Q(date__lte=earliest_base))
-        .order_by("-date")
-        .values_list("date", "mrr")[:2]
-    )
-    if latest[0] != day:
+    on = partial(plainsql.to_db, RevenueSnapshot, "date")
+    _, rows = plainsql.run(_LATEST_AND_BASE_SQL, [startup.pk, on(day), on(earliest_base)])
+    latest, *base = rows
+    if plainsql.from_db(RevenueSnapshot, "date", latest[0]) != day:
         return growth_30d_of(startup=startup)
     return growth_ratio(current=latest[1], earlier=base[0][1]) if base else None
 

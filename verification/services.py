@@ -7,19 +7,21 @@ import time
 import uuid
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
+from functools import partial
 
 from django.conf import settings
 from django.db import DatabaseError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from core import plainsql
 from startups.changes import (
     VERIFIED_FIGURES,
     nothing_visible,
     startup_change_record,
     verified_figures_changes,
 )
-from startups.freshness import METHODOLOGY_VERSION, verification_stamp
+from startups.freshness import METHODOLOGY_VERSION, verification_stamp, verified_at_write
 from startups.history import day_snapshot_write
 from startups.models import MonthlyRevenue, Startup, Verification
 from verification import crypto
@@ -161,12 +163,19 @@ def _identity_backfill(connection: ProviderConnection, provider: Provider, http)
                 setattr(connection, name, value)
 
 
+_CONNECTIONS = plainsql.table(ProviderConnection)
+_LEASE_TAKE_SQL = (
+    f"UPDATE {_CONNECTIONS} SET lease_owner = %s, lease_until = %s"  # noqa: S608 - a table name
+    " WHERE id = %s AND (lease_until IS NULL OR lease_until <= %s)"
+)
+
+
 def _lease_take(connection: ProviderConnection, *, owner: str, at: datetime) -> bool:
+    """Take the sync's lease unless another holds one still running. Plain SQL
+    (core/plainsql.py): the lease's fields show nowhere, so nothing is invalidated."""
     until = at + timedelta(seconds=settings.PROVIDER_SYNC_LEASE_SECONDS)
-    free = Q(lease_until__isnull=True) | Q(lease_until__lte=at)
-    taken = ProviderConnection.objects.filter(free, pk=connection.pk).update(
-        lease_owner=owner, lease_until=until
-    )
+    instant = partial(plainsql.to_db, ProviderConnection, "lease_until")
+    taken, _ = plainsql.run(_LEASE_TAKE_SQL, [owner, instant(until), connection.pk, instant(at)])
     return taken == 1
 
 
@@ -261,6 +270,17 @@ def _check_figures(figures: FiguresInUsd) -> None:
         )
 
 
+# The stored sync's bookkeeping, which also ends its lease: one statement, plain SQL. What it
+# writes shows only through the change the caller records, or the sync's stamp.
+_BOOKKEEPING_SQL = (
+    f"UPDATE {_CONNECTIONS} SET fetch_started_at = %s, status = %s, last_synced_at = %s,"  # noqa: S608
+    " last_attempt_at = %s, last_error = %s, fx_rates = %s, updated_at = %s,"
+    " lease_owner = NULL, lease_until = NULL"
+    " WHERE id = %s AND lease_owner = %s"
+    " AND (fetch_started_at IS NULL OR fetch_started_at <= %s)"
+)
+
+
 @transaction.atomic
 def _write_figures(
     connection: ProviderConnection,
@@ -278,7 +298,6 @@ def _write_figures(
     writers the one with the older fetch finds the newer start time and writes nothing. It
     also ends the sync's lease, so the lease ends when the figures are stored.
     """
-    newer_or_same = Q(fetch_started_at__isnull=True) | Q(fetch_started_at__lte=started)
     bookkeeping = {
         "fetch_started_at": started,
         "status": Status.OK,
@@ -289,8 +308,10 @@ def _write_figures(
         "updated_at": timezone.now(),
     }
     # Only the lease's holder stores (a sync whose lease ran out was followed by a newer one).
-    claimed = ProviderConnection.objects.filter(newer_or_same, pk=connection.pk)
-    if not claimed.filter(lease_owner=lease.owner).update(**bookkeeping, **RELEASED):
+    values = [plainsql.to_db(ProviderConnection, name, v) for name, v in bookkeeping.items()]
+    started_at = plainsql.to_db(ProviderConnection, "fetch_started_at", started)
+    claimed, _ = plainsql.run(_BOOKKEEPING_SQL, [*values, connection.pk, lease.owner, started_at])
+    if not claimed:
         return None
     startup = connection.startup
     shown = {name: getattr(figures, name) for name in VERIFIED_FIGURES}
@@ -311,7 +332,7 @@ def _write_figures(
     snapshot = {"provider": provider_name, **shown}
     if not changed:  # nothing anyone sees changes: only the time of the sync is stamped
         if growth := day_snapshot_write(startup=startup, now=now, figures=snapshot):
-            Verification.objects.filter(startup=startup).update(verified_at=now)
+            verified_at_write(startup_id=startup.pk, at=now)
             startup_change_record(startup=startup, fields=growth, now=now)
         else:  # only the sync's time moves: read beside the kept copies (core/beside.py)
             verification_stamp(startup=startup, at=now)
