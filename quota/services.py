@@ -52,7 +52,13 @@ from django.utils import timezone
 from core.errors import QuotaExceeded
 from core.formats import iso_timestamp, month_start, next_month_start_at
 from core.postgresql import prepared_cursor
-from quota.confirmations import DELETE_SQL, hold_ids_array, pending_add, pending_take
+from quota.confirmations import (
+    DELETE_SQL,
+    hold_ids_array,
+    holds_deleted,
+    pending_add,
+    pending_take,
+)
 from quota.models import MonthlyUsage, QuotaHold
 from quota.plans import PlanLimits
 
@@ -219,6 +225,7 @@ def _charge_and_hold(
         except BaseException:
             pending_add(carried)
             raise
+        holds_deleted(len(carried))
         return None if row is None else (row[0], row[1])
     with transaction.atomic():
         with connection.cursor() as cursor:

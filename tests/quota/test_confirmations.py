@@ -135,3 +135,26 @@ def test_the_flusher_confirms_a_quiet_process_and_keeps_no_connection(
             return cursor.fetchone()[0]
 
     assert eventually(lambda: other_sessions() == 0)  # its connection closed after the flush
+
+
+def manual_vacuums_of_holds() -> int:
+    """VACUUMs of the holds table run by a session (autovacuum's are counted apart)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT vacuum_count FROM pg_stat_user_tables WHERE relname = %s",
+            [QuotaHold._meta.db_table],
+        )
+        return cursor.fetchone()[0]
+
+
+def test_a_process_that_deleted_many_holds_vacuums_their_table(client, monkeypatch):
+    """Each deleted hold leaves a dead row that every later charge's expired-holds sum walks
+    until a VACUUM removes it (autovacuum may be off, and runs a minute apart at best): once
+    the process has deleted VACUUM_EVERY holds, its flusher runs one."""
+    monkeypatch.setattr(confirmations, "VACUUM_EVERY", 3)
+    make_startups(3)
+    _, raw = make_api_key()
+    before = manual_vacuums_of_holds()
+    for _ in range(5):  # each charge deletes the hold of the answer before it
+        assert client.get(f"{LIST}?limit=1", **bearer(raw)).status_code == 200
+    assert eventually(lambda: manual_vacuums_of_holds() > before)
