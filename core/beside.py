@@ -40,7 +40,7 @@ PRUNE_EVERY = 1_000
 
 
 _STAMPS_SQL = (
-    f"SELECT startup_id, id FROM {FreshStamp._meta.db_table}"  # noqa: S608 - a table name
+    f"SELECT startup_id, id FROM {plainsql.table(FreshStamp)}"  # noqa: S608 - a table name
     " WHERE id > %s AND id <= %s"
 )
 

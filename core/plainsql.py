@@ -14,9 +14,12 @@ writes there did; the statements' own docstrings say which.
 """
 
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from typing import Any
 
 from django.db import connections, models
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 
 from core.postgresql import prepared_cursor
 
@@ -37,6 +40,17 @@ def from_db(model: type[models.Model], name: str, value: Any, using: str = "defa
     column = model._meta.get_field(name).get_col(model._meta.db_table)
     for convert in connection.ops.get_db_converters(column) + column.get_db_converters(connection):
         value = convert(value, column, connection)
+    return value
+
+
+def aware(value: datetime | str | None) -> datetime | None:
+    """A timestamp column as plain SQL reads it (SQLite: naive UTC, or its text form), as the
+    ORM gives it: aware, in UTC. `from_db` does the same for any field; this is its cheap form
+    for the read paths that convert a timestamp a row (list pages, profiles)."""
+    if isinstance(value, str):
+        value = parse_datetime(value)
+    if value is not None and timezone.is_naive(value):
+        value = timezone.make_aware(value, UTC)
     return value
 
 

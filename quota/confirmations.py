@@ -107,6 +107,8 @@ def pending_add(ids: list[int]) -> None:
 def holds_deleted(count: int) -> None:
     """`count` holds were deleted (by a charge or a flush); past VACUUM_EVERY since the last
     VACUUM, the flusher runs one."""
+    if not count:
+        return
     pending = _pending
     with pending.changed:
         pending.deleted += count

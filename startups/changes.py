@@ -25,7 +25,7 @@ import secrets
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from functools import partial
+from functools import cache, partial
 
 from django.conf import settings
 from django.db import connections
@@ -190,17 +190,7 @@ def _stored_figures(startup_id: int, names: list[str]) -> tuple[dict, dict | Non
     """(the startup's headline {mrr, arr, currency}, its stored verification's `names` or
     None, its monthly (month, gross, refunds) rows oldest first) in one read: the sync's hot
     path (most syncs end here), plain SQL (core/plainsql.py)."""
-    sql = _STORED_FIGURES_SQL.get(tuple(names))
-    if sql is None:
-        columns = ", ".join(f"v.{Verification._meta.get_field(name).column}" for name in names)
-        sql = _STORED_FIGURES_SQL[tuple(names)] = (
-            f"SELECT s.mrr, s.arr, s.currency, v.id, {columns}, m.month, m.gross, m.refunds"  # noqa: S608
-            f" FROM {plainsql.table(Startup)} s"
-            f" LEFT JOIN {plainsql.table(Verification)} v ON v.startup_id = s.id"
-            f" LEFT JOIN {plainsql.table(MonthlyRevenue)} m ON m.verification_id = v.id"
-            " WHERE s.id = %s ORDER BY m.month"
-        )  # names of columns only; the id is a parameter
-    _, rows = plainsql.run(sql, [startup_id])
+    _, rows = plainsql.run(_stored_figures_sql(tuple(names)), [startup_id])
     if not rows:
         raise Startup.DoesNotExist(f"no startup {startup_id}")
     first = rows[0]
@@ -216,7 +206,16 @@ def _stored_figures(startup_id: int, names: list[str]) -> tuple[dict, dict | Non
     return headline, verification, stored
 
 
-_STORED_FIGURES_SQL: dict[tuple[str, ...], str] = {}
+@cache
+def _stored_figures_sql(names: tuple[str, ...]) -> str:
+    columns = ", ".join(f"v.{Verification._meta.get_field(name).column}" for name in names)
+    return (
+        f"SELECT s.mrr, s.arr, s.currency, v.id, {columns}, m.month, m.gross, m.refunds"  # noqa: S608
+        f" FROM {plainsql.table(Startup)} s"
+        f" LEFT JOIN {plainsql.table(Verification)} v ON v.startup_id = s.id"
+        f" LEFT JOIN {plainsql.table(MonthlyRevenue)} m ON m.verification_id = v.id"
+        " WHERE s.id = %s ORDER BY m.month"
+    )  # names of columns only; the id is a parameter
 
 
 def verified_figures_changes(

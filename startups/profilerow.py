@@ -12,13 +12,13 @@ compares the two).
 """
 
 import json
-from datetime import UTC, date, datetime
+from datetime import date, datetime
 from functools import cache
 from typing import Any, TypedDict
 
 from django.db import connections, router
-from django.utils import timezone
 
+from core import plainsql
 from core.postgresql import prepared_cursor
 from startups.models import Founder, MonthlyRevenue, Social, Startup, Verification
 from startups.selectors import storable_slug
@@ -196,7 +196,7 @@ def _profile(found: tuple, connection: Any) -> Profile:
     if has_verification is None:
         profile["verification"] = None
     else:
-        verification["verified_at"] = _aware(verification["verified_at"])
+        verification["verified_at"] = plainsql.aware(verification["verified_at"])
         verification["provider_reported"] = json_field.from_db_value(
             verification["provider_reported"], None, connection
         )
@@ -214,13 +214,6 @@ def _array(value: str | list | None) -> list:
     if value is None:
         return []
     return json.loads(value) if isinstance(value, str) else value
-
-
-def _aware(value: datetime | str) -> datetime:
-    """A timestamp as plain SQL reads it (SQLite: naive UTC, or its text form)."""
-    if isinstance(value, str):
-        value = datetime.fromisoformat(value)
-    return timezone.make_aware(value, UTC) if timezone.is_naive(value) else value
 
 
 @cache

@@ -12,15 +12,14 @@ response the test suite gets is validated against the generated document.
 
 import copy
 from collections.abc import Callable, Iterable
-from datetime import UTC, datetime
+from datetime import datetime
 from functools import cached_property
 from typing import Any
 
 from django.http import HttpRequest
-from django.utils import timezone
-from django.utils.dateparse import parse_datetime
 from rest_framework import serializers
 
+from core import plainsql
 from core.formats import iso_month, iso_timestamp, site_url
 from core.shapes import text, timestamp, whole
 from startups.freshness import STATUSES, last_synced_at, methodology_url, status_of
@@ -67,11 +66,7 @@ def growth_30d(mrr: int | None, growth: float | None) -> float | None:
 
 def _synced_at(value: datetime | str | None) -> str | None:
     """The list's `synced_at` annotation (a raw SQL path may hand SQLite's text form back)."""
-    if isinstance(value, str):
-        value = parse_datetime(value)
-        if value is not None and timezone.is_naive(value):
-            value = timezone.make_aware(value, UTC)
-    return iso_timestamp(value)
+    return iso_timestamp(plainsql.aware(value))
 
 
 def _clone(field: serializers.Field) -> serializers.Field:

@@ -272,11 +272,12 @@ def _check_figures(figures: FiguresInUsd) -> None:
 
 # The stored sync's bookkeeping, which also ends its lease: one statement, plain SQL. What it
 # writes shows only through the change the caller records, or the sync's stamp.
+BOOKKEEPING = ("fetch_started_at", "status", "last_synced_at", "last_attempt_at", "last_error")
+BOOKKEEPING += ("fx_rates", "updated_at")
 _BOOKKEEPING_SQL = (
-    f"UPDATE {_CONNECTIONS} SET fetch_started_at = %s, status = %s, last_synced_at = %s,"  # noqa: S608
-    " last_attempt_at = %s, last_error = %s, fx_rates = %s, updated_at = %s,"
-    " lease_owner = NULL, lease_until = NULL"
-    " WHERE id = %s AND lease_owner = %s"
+    f"UPDATE {_CONNECTIONS} SET "  # noqa: S608 - names of columns only
+    + "".join(f"{name} = %s, " for name in BOOKKEEPING)
+    + "lease_owner = NULL, lease_until = NULL WHERE id = %s AND lease_owner = %s"
     " AND (fetch_started_at IS NULL OR fetch_started_at <= %s)"
 )
 
@@ -308,7 +309,7 @@ def _write_figures(
         "updated_at": timezone.now(),
     }
     # Only the lease's holder stores (a sync whose lease ran out was followed by a newer one).
-    values = [plainsql.to_db(ProviderConnection, name, v) for name, v in bookkeeping.items()]
+    values = [plainsql.to_db(ProviderConnection, name, bookkeeping[name]) for name in BOOKKEEPING]
     started_at = plainsql.to_db(ProviderConnection, "fetch_started_at", started)
     claimed, _ = plainsql.run(_BOOKKEEPING_SQL, [*values, connection.pk, lease.owner, started_at])
     if not claimed:

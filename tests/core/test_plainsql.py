@@ -44,6 +44,7 @@ def test_values_the_orm_wrote_read_back_through_plain_sql_as_the_orm_gives_them(
     _, [(at, provider_reported, month)] = plainsql.run(sql, [verification.pk])
 
     assert plainsql.from_db(Verification, "verified_at", at) == AT
+    assert plainsql.aware(at) == AT  # the read paths' cheap form, the same answer
     assert plainsql.from_db(Verification, "provider_reported", provider_reported) == reported
     assert plainsql.from_db(MonthlyRevenue, "month", month) == date(2026, 10, 1)
     assert plainsql.from_db(Verification, "provider_reported", None) is None
