@@ -10,13 +10,14 @@ import random
 import threading
 import time
 from array import array
+from functools import partial
 
 import pytest
 from django.db import OperationalError, connection, transaction
 from django.test.utils import CaptureQueriesContext
 
 from core import readcache
-from startups import pagecache, rankindex, rankmoves, selectors
+from startups import listsql, pagecache, rankindex, rankmoves, selectors
 from startups.changes import startup_change_record
 from startups.models import Startup
 from startups.selectors import SORT_ORDERS, StartupFilters, after_of
@@ -574,7 +575,8 @@ def test_places_searched_while_the_data_changed_are_neither_kept_nor_shared(shar
     token, index = pagecache.RANK_INDEX.current()
     kwargs = dict(filters=StartupFilters(q="alpha"), offset=0, limit=5, after=None)
     with connection.execute_wrapper(write_after("alpha")):
-        assert pagecache._page_from_index(index, token, **kwargs) is None  # SQL answers
+        raced = pagecache._page_from_index(index, token, **kwargs)
+    assert raced == pagecache._Raced(readcache.read_tokens()["data"])  # it goes round again
     assert index.cached_term("alpha") is None
     assert shared_cache.get(pagecache._term_key(index, "alpha")) is None
     # ... and nobody is left waiting for that search.
@@ -700,3 +702,64 @@ def spy(function, calls: list):
         return result
 
     return wrapped
+
+
+def write_first(function, write):
+    """`function`, with `write` committed just before its first call: the data changes after
+    the index's token was read and before the page reads the database beside it."""
+    pending = [write]
+
+    def wrapped(*args, **kwargs):
+        while pending:
+            pending.pop()()
+        return function(*args, **kwargs)
+
+    return wrapped
+
+
+@pytest.mark.parametrize(
+    ("query", "where"),
+    [
+        ("?sort=name-asc&minMrr=1&page=2&limit=5", "ordered_ids"),  # its b-tree walked in SQL
+        ("?sort=growth-desc&category=tools&limit=5", "_ids_with_token"),  # the ORM's ids
+        ("?limit=5&cursor=", "after_place"),  # the default order after a cursor
+        ("?sort=name-desc&limit=5&cursor=", "_ids_with_token"),  # another order after one
+        ("?q=alpha&limit=5", "fetch_term"),  # a term's places, searched once per index
+    ],
+)
+def test_a_page_that_raced_a_write_is_read_again_on_the_moved_index(
+    client, pro_key, settings, monkeypatch, query, where
+):
+    """A write that commits while a page reads its ids, its cursor's place or its term's
+    places in SQL leaves them newer than the index: the page is read again on the index
+    moved on to that write (no count, no rebuild) rather than by the SQL path, whose exact
+    count reads every matching row (a second at 1,000,000), and equals the database's
+    answer after the write."""
+    settings.LIST_CACHE_SECONDS = 0
+    rng = random.Random(61)
+    dataset(rng, count=60)
+    random_write(rng, -1)  # the data token names a sequence from here on
+    if query.endswith("cursor="):
+        first = list_page(client, pro_key, query.removesuffix("&cursor="))
+        query += first["meta"]["nextCursor"]
+    list_page(client, pro_key, "?limit=1")  # the index built
+    builds, sql_pages = [], []
+    monkeypatch.setattr(rankindex, "build", spy(rankindex.build, builds))
+    monkeypatch.setattr(pagecache, "_sql_page", spy(pagecache._sql_page, sql_pages))
+    bottom = Startup.objects.filter(is_published=True).order_by("mrr", "name").first()
+    to_the_top = partial(visible_write, bottom.pk, mrr=10**9)  # every rank moves
+    owner = (
+        rankindex.RankIndex
+        if where in ("after_place", "fetch_term")
+        else {
+            "ordered_ids": listsql,
+            "_ids_with_token": pagecache,
+        }[where]
+    )
+    monkeypatch.setattr(owner, where, write_first(getattr(owner, where), to_the_top))
+    raced = list_page(client, pro_key, query)
+    assert sql_pages == [] and builds == []  # the moved index answered: no count, no rebuild
+    assert Startup.objects.get(pk=bottom.pk).mrr == 10**9  # the write happened meanwhile
+    readcache.clear_local()
+    settings.READ_CACHE_SECONDS = 0  # the plain SQL path, read after the write
+    assert list_page(client, pro_key, query) == raced
