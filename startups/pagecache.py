@@ -26,7 +26,7 @@ from django.db import connections as db_connections
 from django.db.models import QuerySet, Subquery
 from django.db.models.base import ModelState
 
-from core import dbdeadline, readcache
+from core import dbdeadline, readcache, rowcopies
 from core.models import Generation
 from startups import listsql, rankindex, rankmoves, selectors
 from startups.freshness import FRESHNESS, NOT_READ
@@ -184,18 +184,27 @@ def _shares_rank_index() -> bool:
 
 
 def _shared_index(token: str, *, wait: bool) -> tuple[rankindex.RankIndex | None, bool]:
-    """The index another process built under `token` (None: build it here), and whether this
+    """The index another process built under `token`, or under an older token of the same
+    epoch and moved on here by the changes since (None: build it here), and whether this
     process holds the build's claim. With `wait`, while another process builds it, wait for
     its result (RANK_INDEX_WAIT_SECONDS at most) instead of reading every startup a second
-    time. Waiting polls the small token entry; the index is read once its token matches."""
+    time. Waiting polls the small token entry; the index is read once its token matches.
+
+    A worker that starts while writes go on (a new one, or one GUNICORN_MAX_REQUESTS
+    recycled) never finds the shared build under the token it reads: it takes the last one
+    and moves it (milliseconds) rather than reading every startup (seconds at 1,000,000);
+    its copy keeps the shared build's name as its root, so the terms' places it and the
+    other workers fetch are shared between them (rankmoves.moved_build_id)."""
     if not _shares_rank_index():
         return None, False
+    tried: set[str] = set()  # older builds tried once: waiting polls for this token's
 
     def ready() -> rankindex.RankIndex | None:
-        if readcache.shared_get(f"{RANK_INDEX_KEY}:token") != token:
+        shared = readcache.shared_get(f"{RANK_INDEX_KEY}:token")
+        if shared is None or shared in tried or not _reaches(shared, token):
             return None
         found = readcache.shared_get(RANK_INDEX_KEY)
-        if found is None or found[0] != token:
+        if found is None or found[0] != shared:
             return None
         try:
             index = rankindex.RankIndex.from_shared_form(found[1])
@@ -204,11 +213,26 @@ def _shared_index(token: str, *, wait: bool) -> tuple[rankindex.RankIndex | None
             return None
         if index is None:
             logger.warning("the shared rank index is of another format: building it here")
-        return index
+        if index is None or shared == token:
+            return index
+        tried.add(shared)
+        moved = rankmoves.follow(index, since=shared, to=token, db=readcache.PRIMARY)
+        if moved is not None and moved is not index:
+            # The changed startups were read as the database has them now: kept only if no
+            # write came after `token` meanwhile.
+            moved = moved if readcache.read_tokens().get("data") == token else None
+        return moved
 
     seconds = RANK_INDEX_WAIT_SECONDS if wait else 0
     claim = _build_claim(token)
     return readcache.wait_or_claim(claim, ready, seconds, claim_seconds=RANK_INDEX_WAIT_SECONDS)
+
+
+def _reaches(older: str, token: str) -> bool:
+    """Whether the change sequence leads from the data token `older` to `token` (the same
+    epoch, no later)."""
+    (epoch, start), (new_epoch, end) = rowcopies.parse(older), rowcopies.parse(token)
+    return older == token or (epoch == new_epoch and None not in (start, end) and start <= end)
 
 
 def _build_claim(token: str) -> str:

@@ -165,10 +165,15 @@ class RankIndex:
     categories: dict[str, Places]
     # Names this build: term places are shared between processes holding the same build.
     build_id: str = field(default_factory=lambda: secrets.token_hex(8))
+    # The build_id of the build this one was moved from (startups/rankmoves.py), else its own.
+    root: str = ""
     # q term -> sorted indexes of the startups it finds (filled on use, see fetch_term)
     terms: OrderedDict[str, Places] = field(default_factory=OrderedDict)
     _term_places: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def __post_init__(self) -> None:
+        self.root = self.root or self.build_id
 
     def shared_form(self) -> tuple:
         """What another process needs to use this build (its arrays pickle as their bytes),

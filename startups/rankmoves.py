@@ -4,6 +4,7 @@ place (counted within its group of equal MRR, in the database's own name order) 
 of the index, in milliseconds, instead of a rebuild that reads every startup (seconds at
 1,000,000). startups/pagecache.py calls `follow` when a request brings a newer token."""
 
+import hashlib
 from array import array
 from bisect import bisect_left, insort
 from collections import OrderedDict
@@ -98,7 +99,17 @@ def apply_changes(index: RankIndex, *, after: int, upto: int, db: str) -> RankIn
                 terms=frozenset(term for n, term in enumerate(terms) if row[f"term_{n}"]),
             )
         )
-    return moved(index, changed, placed)
+    copy = moved(index, changed, placed)
+    copy.root, copy.build_id = index.root, moved_build_id(index.root, upto)
+    return copy
+
+
+def moved_build_id(root: str, sequence: int) -> str:
+    """The name of every copy moved from the build `root` to the change `sequence`: they hold
+    the same entries, however many moves each took (each is exact for the data of that
+    sequence: a copy whose rows a later write overtook is never kept), so the processes
+    holding one share their terms' places as they do the build's."""
+    return hashlib.sha256(f"{root}.{sequence}".encode()).hexdigest()[:16]
 
 
 def moved(index: RankIndex, removed: Iterable[int], placed: list["Placed"]) -> RankIndex:

@@ -763,3 +763,52 @@ def test_a_page_that_raced_a_write_is_read_again_on_the_moved_index(
     readcache.clear_local()
     settings.READ_CACHE_SECONDS = 0  # the plain SQL path, read after the write
     assert list_page(client, pro_key, query) == raced
+
+
+def test_a_worker_starting_after_writes_moves_the_last_shared_build(shared_cache, db):
+    """A worker that starts while writes go on (a new one, or one GUNICORN_MAX_REQUESTS
+    recycled) never finds the shared build under the token it reads: it takes the last one
+    and moves it by the changes since instead of reading every startup; its answers are the
+    database's."""
+    rng = random.Random(67)
+    dataset(rng, count=60)
+    random_write(rng, -1)  # the data token names a sequence from here on
+    token, first = pagecache.RANK_INDEX.current()  # built here and shared
+    for n in range(3):
+        visible_write(rng.choice(list(Startup.objects.values_list("id", flat=True))), mrr=n)
+    as_another_worker()
+    builds = []
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(rankindex, "build", spy(rankindex.build, builds))
+        moved_token, moved = pagecache.RANK_INDEX.current()
+    assert builds == [] and moved_token == readcache.read_tokens()["data"] != token
+    assert moved.root == first.build_id != moved.build_id
+    fresh = rankindex.build(db="default")
+    assert (moved.ids, moved.neg_mrr) == (fresh.ids, fresh.neg_mrr)
+
+
+def test_workers_whose_copies_moved_to_the_same_change_share_a_terms_places(
+    shared_cache, client, pro_key, settings
+):
+    """Two workers holding the same shared build, each moved on by the same writes (however
+    many steps each took), hold the same entries: a term one of them searched is not
+    searched again by the other."""
+    settings.LIST_CACHE_SECONDS = 0
+    rng = random.Random(71)
+    dataset(rng, count=60)
+    random_write(rng, -1)
+    list_page(client, pro_key, "?limit=1")  # this worker builds and shares the index
+    ids = list(Startup.objects.values_list("id", flat=True))
+    visible_write(rng.choice(ids), mrr=7)
+    list_page(client, pro_key, "?limit=1")  # moved one step here ...
+    visible_write(rng.choice(ids), mrr=8)
+    query = "?q=alpha&minMrr=1"
+    body = list_page(client, pro_key, query)  # ... and another; the term searched and shared
+    as_another_worker()  # the other: the shared build, moved both steps at once
+    with CaptureQueriesContext(connection) as queries:
+        assert list_page(client, pro_key, query) == body
+    searched = [q for q in queries.captured_queries if "alpha" in (q["sql"] or "").lower()]
+    assert searched == []
+    readcache.clear_local()
+    settings.READ_CACHE_SECONDS = 0  # the plain SQL path agrees
+    assert list_page(client, pro_key, query) == body
