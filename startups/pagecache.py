@@ -96,21 +96,26 @@ class _RankIndexCopy:
     def _carried(self, token: str) -> tuple | bool:
         """The index moved on (startups/rankmoves.py `follow`) to the newest data token, one
         thread at a time: (token, index) at `token` or at the newest one (read after `token`,
-        so never older); True when a write committed while it moved (the rows it read may be
-        newer than that token); False: build anew. The changes are read from the primary:
-        the newest token may be past what a replica has replayed."""
+        so never older); True when a write committed during each of its INDEX_ATTEMPTS moves
+        (the rows it read may be newer than that token); False: build anew. The changes are
+        read from the primary: the newest token may be past what a replica has replayed."""
         with self.moving:
             if (built := self.built) is not None and built[0] == token:
                 return built
             if built is None or self.uncarried == built[0]:
                 return False
             newest = readcache.read_tokens().get("data") or token
-            index = rankmoves.follow(built[1], since=built[0], to=newest, db=readcache.PRIMARY)
-            if index is None:
-                self.uncarried = built[0]  # no later token helps: build anew
-                return False
-            if index is not built[1] and readcache.read_tokens().get("data") != newest:
-                return True  # a write committed meanwhile: the rows read may be newer
+            for _ in range(INDEX_ATTEMPTS):  # writes may keep committing while it moves
+                index = rankmoves.follow(built[1], since=built[0], to=newest, db=readcache.PRIMARY)
+                if index is None:
+                    self.uncarried = built[0]  # no later token helps: build anew
+                    return False
+                now = readcache.read_tokens().get("data") or token
+                if index is built[1] or now == newest:
+                    break
+                newest = now  # a write committed meanwhile: the rows read may be newer
+            else:
+                return True
             with self.lock:
                 if self.built is built:  # never over a build that replaced it meanwhile
                     self.built = (newest, index)

@@ -812,3 +812,39 @@ def test_workers_whose_copies_moved_to_the_same_change_share_a_terms_places(
     readcache.clear_local()
     settings.READ_CACHE_SECONDS = 0  # the plain SQL path agrees
     assert list_page(client, pro_key, query) == body
+
+
+def test_a_move_that_raced_a_write_moves_again_rather_than_leaving_it_to_sql(
+    client, pro_key, settings, monkeypatch
+):
+    """A write that commits while the index is being moved on (after the changed startups
+    were read) leaves the moved copy possibly newer than its token: the index is moved again,
+    to the newer token, instead of the page going to the SQL path; the answer is the
+    database's after both writes."""
+    settings.LIST_CACHE_SECONDS = 0
+    rng = random.Random(73)
+    dataset(rng, count=60)
+    random_write(rng, -1)
+    list_page(client, pro_key, "?limit=1")  # the index built
+    ids = list(Startup.objects.values_list("id", flat=True))
+    visible_write(ids[0], mrr=10**9)  # the move to come ...
+    pending = [partial(visible_write, ids[1], mrr=10**9 - 1)]  # ... and a write during it
+
+    def racing(*args, **kwargs):
+        moved = apply_changes(*args, **kwargs)
+        while pending:
+            pending.pop()()
+        return moved
+
+    apply_changes, builds, sql_pages = rankmoves.apply_changes, [], []
+    monkeypatch.setattr(rankmoves, "apply_changes", racing)
+    monkeypatch.setattr(rankindex, "build", spy(rankindex.build, builds))
+    monkeypatch.setattr(pagecache, "_sql_page", spy(pagecache._sql_page, sql_pages))
+    body = list_page(client, pro_key, "?minMrr=1&limit=5")
+    assert pending == [] and sql_pages == [] and builds == []
+    assert [s["slug"] for s in body["data"][:2]] == list(
+        Startup.objects.filter(pk__in=ids[:2]).order_by("-mrr").values_list("slug", flat=True)
+    )
+    readcache.clear_local()
+    settings.READ_CACHE_SECONDS = 0  # the plain SQL path agrees
+    assert list_page(client, pro_key, "?minMrr=1&limit=5") == body
