@@ -290,8 +290,8 @@ class _Raced:
 def _raced(token: str, seen: str | None = None) -> "_Raced | None":
     """A `_Raced` when the data token is no longer the index's `token` (`seen`: the token the
     statement that read the database carried; else it is read now), else None."""
-    now = seen or readcache.read_tokens().get("data")
-    return None if now == token or now is None else _Raced(now)
+    now = seen or readcache.read_tokens()["data"]  # (every kind has a token: read_tokens)
+    return None if now == token else _Raced(now)
 
 
 def _term_places(index: rankindex.RankIndex, token: str, term: str) -> array | _Raced | None:

@@ -704,16 +704,20 @@ def spy(function, calls: list):
     return wrapped
 
 
-def write_first(function, write):
-    """`function`, with `write` committed just before its first call: the data changes after
-    the index's token was read and before the page reads the database beside it."""
+def write_once(function, write, *, after: bool = False):
+    """`function`, with `write` committed just before its first call (or just after it): the
+    data changes while the read path is between two of its reads."""
     pending = [write]
 
     def wrapped(*args, **kwargs):
+        while pending and not after:
+            pending.pop()()
+        result = function(*args, **kwargs)
         while pending:
             pending.pop()()
-        return function(*args, **kwargs)
+        return result
 
+    wrapped.pending = pending
     return wrapped
 
 
@@ -756,7 +760,7 @@ def test_a_page_that_raced_a_write_is_read_again_on_the_moved_index(
             "_ids_with_token": pagecache,
         }[where]
     )
-    monkeypatch.setattr(owner, where, write_first(getattr(owner, where), to_the_top))
+    monkeypatch.setattr(owner, where, write_once(getattr(owner, where), to_the_top))
     raced = list_page(client, pro_key, query)
     assert sql_pages == [] and builds == []  # the moved index answered: no count, no rebuild
     assert Startup.objects.get(pk=bottom.pk).mrr == 10**9  # the write happened meanwhile
@@ -828,20 +832,14 @@ def test_a_move_that_raced_a_write_moves_again_rather_than_leaving_it_to_sql(
     list_page(client, pro_key, "?limit=1")  # the index built
     ids = list(Startup.objects.values_list("id", flat=True))
     visible_write(ids[0], mrr=10**9)  # the move to come ...
-    pending = [partial(visible_write, ids[1], mrr=10**9 - 1)]  # ... and a write during it
-
-    def racing(*args, **kwargs):
-        moved = apply_changes(*args, **kwargs)
-        while pending:
-            pending.pop()()
-        return moved
-
-    apply_changes, builds, sql_pages = rankmoves.apply_changes, [], []
+    during = partial(visible_write, ids[1], mrr=10**9 - 1)  # ... and a write during it
+    racing = write_once(rankmoves.apply_changes, during, after=True)
+    builds, sql_pages = [], []
     monkeypatch.setattr(rankmoves, "apply_changes", racing)
     monkeypatch.setattr(rankindex, "build", spy(rankindex.build, builds))
     monkeypatch.setattr(pagecache, "_sql_page", spy(pagecache._sql_page, sql_pages))
     body = list_page(client, pro_key, "?minMrr=1&limit=5")
-    assert pending == [] and sql_pages == [] and builds == []
+    assert racing.pending == [] and sql_pages == [] and builds == []
     assert [s["slug"] for s in body["data"][:2]] == list(
         Startup.objects.filter(pk__in=ids[:2]).order_by("-mrr").values_list("slug", flat=True)
     )
