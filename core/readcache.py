@@ -43,7 +43,8 @@ import secrets
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterator
+from contextlib import contextmanager
 from contextvars import ContextVar
 from functools import partial
 from typing import Any, Literal
@@ -170,6 +171,24 @@ def current(kind: Kind) -> str | None:
     # One query for every kind; a data token the request already holds stays.
     tokens.update({**read_tokens(), **tokens})
     return tokens.get(kind)
+
+
+@contextmanager
+def snapshot(db: str) -> Iterator[str | None]:
+    """One read snapshot of `db`: a REPEATABLE READ, READ ONLY transaction, and the data
+    token as that snapshot has it. Every statement sent through `db` inside it sees the data
+    of that token and no write committed later, so reads that must agree with one another
+    (the rank index moved on by the changes, a page's ids beside it) cannot be raced apart.
+    None where there is no such snapshot here: SQLite (whose transactions here take the
+    write lock), or a connection already inside a transaction (its isolation level is set)."""
+    connection = db_connections[db]
+    if connection.vendor != "postgresql" or connection.in_atomic_block:
+        yield None
+        return
+    with transaction.atomic(using=db):
+        with connection.cursor() as cursor:
+            cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+        yield dict(prepared_rows(connection, GENERATION_TOKENS_SQL)).get("data")
 
 
 TOKEN_WATCH = tokenwatch.TokenWatch(PRIMARY, generation_tokens)

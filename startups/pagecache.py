@@ -14,6 +14,7 @@ import logging
 import threading
 import time
 from array import array
+from contextvars import ContextVar
 from dataclasses import asdict, dataclass
 from functools import partial
 
@@ -120,6 +121,28 @@ class _RankIndexCopy:
                 if self.built is built:  # never over a build that replaced it meanwhile
                     self.built = (newest, index)
             return self.built if self.built[0] in (token, newest) else True
+
+    def at(self, token: str, *, db: str) -> tuple[str, rankindex.RankIndex] | None:
+        """Inside a read snapshot of `db` whose data token is `token` (readcache.snapshot):
+        the index at `token`, moved on to it through that snapshot when it is older (the
+        changes and the changed startups are read at `token` exactly: no write can overtake
+        the move); the index at a newer token when another request has moved it past (the
+        caller reads again in a newer snapshot); None when it cannot reach `token` (none
+        built, another epoch, too much changed: `current` builds)."""
+        with self.moving:
+            built = self.built
+            if built is None or built[0] == token or _reaches(token, built[0]):
+                return built
+            if not _reaches(built[0], token) or self.uncarried == built[0]:
+                return None
+            index = rankmoves.follow(built[1], since=built[0], to=token, db=db)
+            if index is None:
+                self.uncarried = built[0]
+                return None
+            with self.lock:
+                if self.built is built:  # never over a build that replaced it meanwhile
+                    self.built = (token, index)
+            return token, index
 
     def inline(self) -> bool:
         """Whether work for the index is done in the request (small, quick datasets)."""
@@ -287,14 +310,24 @@ class _Raced:
     token: str
 
 
+# The data token of the read snapshot this request's page is read in (readcache.snapshot),
+# None outside one: inside it no write can race the page's reads.
+_SNAPSHOT: ContextVar[str | None] = ContextVar("pagecache_snapshot", default=None)
+
+
 def _raced(token: str, seen: str | None = None) -> "_Raced | None":
     """A `_Raced` when the data token is no longer the index's `token` (`seen`: the token the
-    statement that read the database carried; else it is read now), else None."""
+    statement that read the database carried; else it is read now), else None; never inside
+    a read snapshot of `token`."""
+    if _SNAPSHOT.get() == token:
+        return None
     now = seen or readcache.read_tokens()["data"]  # (every kind has a token: read_tokens)
     return None if now == token else _Raced(now)
 
 
-def _term_places(index: rankindex.RankIndex, token: str, term: str) -> array | _Raced | None:
+def _term_places(
+    index: rankindex.RankIndex, token: str, term: str, *, db: str
+) -> array | _Raced | None:
     """`term`'s places in this build; `_Raced`: the data changed during the search; None: the
     SQL path answers (the search another request of this process runs took longer than this
     one may wait).
@@ -326,7 +359,7 @@ def _term_places(index: rankindex.RankIndex, token: str, term: str) -> array | _
             )
             if shared is not None:
                 return shared
-        places = index.fetch_term(term, db=readcache.fill_db())
+        places = index.fetch_term(term, db=db)
         if raced := _raced(token):
             return raced  # a write committed meanwhile: the places may be newer than the index
         index.keep_term(term, places)
@@ -340,8 +373,23 @@ def _term_places(index: rankindex.RankIndex, token: str, term: str) -> array | _
 
 
 # How many times a list page goes round the rank index when writes keep committing while it
-# reads the database beside it, before the SQL path answers.
+# reads the database beside it, before the SQL path answers (after the first, each in a read
+# snapshot where there is one: then only another request moving the index past it races it).
 INDEX_ATTEMPTS = 3
+
+
+@dataclass(frozen=True)
+class _Found:
+    """A page as the rank index answers it: the exact total, the ids and their ranks."""
+
+    total: int
+    ids: list[int]
+    ranks: list[int | None]
+    more: bool | None = None
+
+
+# `_snapshot_found`'s answer where it has no read snapshot (SQLite, or inside a transaction).
+_NO_SNAPSHOT = _Raced("")
 
 
 def _index_page(
@@ -349,22 +397,55 @@ def _index_page(
 ) -> StartupPage | None:
     """The page from the rank index, None when it cannot answer (the SQL path does). A write
     that commits while the page reads its ids, its cursor's place or its term in SQL leaves
-    what it read newer than the index: the page goes round again on the index moved on to
-    that write (milliseconds), up to INDEX_ATTEMPTS times, rather than to the SQL path,
+    what it read newer than the index: the page goes round again, on PostgreSQL inside one
+    read snapshot (`_snapshot_found`), which no write can race, elsewhere on the index moved
+    on to that write (milliseconds), up to INDEX_ATTEMPTS times, rather than to the SQL path,
     whose exact count reads every matching row (about a second of PostgreSQL at 1,000,000,
     where the one page in a hundred that raced a founder's edit took most of its CPU)."""
+    page = {"filters": filters, "offset": offset, "limit": limit, "after": after}
     newer = None
-    for _ in range(INDEX_ATTEMPTS):
-        if (built := RANK_INDEX.current(newer)) is None:
-            return None
-        index_token, index = built
-        page = _page_from_index(
-            index, index_token, filters=filters, offset=offset, limit=limit, after=after
-        )
-        if not isinstance(page, _Raced):
-            return page
-        newer = page.token
-    return None
+    for attempt in range(INDEX_ATTEMPTS):
+        found = _snapshot_found(**page) if attempt else _NO_SNAPSHOT
+        if found is _NO_SNAPSHOT:
+            if (built := RANK_INDEX.current(newer)) is None:
+                return None
+            index_token, index = built
+            found = _found_from_index(index, index_token, db=readcache.fill_db(), **page)
+        if not isinstance(found, _Raced):
+            break
+        newer = found.token
+    else:
+        return None
+    if found is None:
+        return None
+    startups = _ranked_rows(found.ids, found.ranks) if found.ids else []
+    return StartupPage(startups=startups, total=found.total, more=found.more)
+
+
+def _snapshot_found(
+    *, filters: StartupFilters, offset: int, limit: int, after: After | None
+) -> _Found | _Raced | None:
+    """The page's total, ids and ranks read inside one read snapshot of the database
+    (readcache.snapshot): the index moved on to the snapshot's own data token through it,
+    and the page's ids, cursor place or term read in it, so a write committing meanwhile
+    changes none of them (writes at tens a second raced the retries apart). `_Raced` with
+    a newer token when another request moved the index past the snapshot; None when the
+    index cannot answer; `_NO_SNAPSHOT` where there is no snapshot or the index cannot reach
+    its token (`current` then builds or moves it as usual). The rows are read after it, as
+    the copies have them (startups/freshness.py, core/rowcopies.py)."""
+    db = readcache.fill_db()
+    with readcache.snapshot(db) as token:
+        if token is None or (built := RANK_INDEX.at(token, db=db)) is None:
+            return _NO_SNAPSHOT
+        if built[0] != token:
+            return _Raced(built[0])
+        marker = _SNAPSHOT.set(token)
+        try:
+            return _found_from_index(
+                built[1], token, db=db, filters=filters, offset=offset, limit=limit, after=after
+            )
+        finally:
+            _SNAPSHOT.reset(marker)
 
 
 def _page_from_index(
@@ -376,16 +457,43 @@ def _page_from_index(
     limit: int,
     after: After | None,
 ) -> StartupPage | _Raced | None:
-    """The page with its total and ranks from the rank index built under the data `token`:
-    SQL only for the ids of a page in another order than the default one or after a cursor
-    (index walks) and for the rows. `_Raced` when a write committed while it read the
-    database; None when the index cannot answer (then the SQL path does)."""
+    """The page (its rows too) from the rank index built under the data `token` (see
+    `_found_from_index`)."""
+    found = _found_from_index(
+        index,
+        token,
+        db=readcache.fill_db(),
+        filters=filters,
+        offset=offset,
+        limit=limit,
+        after=after,
+    )
+    if not isinstance(found, _Found):
+        return found
+    startups = _ranked_rows(found.ids, found.ranks) if found.ids else []
+    return StartupPage(startups=startups, total=found.total, more=found.more)
+
+
+def _found_from_index(
+    index: rankindex.RankIndex,
+    token: str,
+    *,
+    db: str,
+    filters: StartupFilters,
+    offset: int,
+    limit: int,
+    after: After | None,
+) -> _Found | _Raced | None:
+    """The page's total, ids and ranks from the rank index built under the data `token`:
+    SQL (on `db`) only for the ids of a page in another order than the default one or after
+    a cursor (index walks) and for a term's places. `_Raced` when a write committed while it
+    read the database; None when the index cannot answer (then the SQL path does)."""
     if filters.q and not filters.category:
-        places = _term_places(index, token, filters.q)
+        places = _term_places(index, token, filters.q, db=db)
         if places is None or isinstance(places, _Raced):
             return places
     asked_sql = False
-    subsets = index.subsets(filters, db=readcache.fill_db())
+    subsets = index.subsets(filters, db=db)
     if subsets is False:
         return None
     total = index.total(filters, subsets)
@@ -393,31 +501,28 @@ def _page_from_index(
     if after is not None and limit <= 0:
         ids, more = [], False
     elif after is not None and filters.sort == selectors.DEFAULT_SORT:
-        place = index.after_place(after, db=readcache.fill_db())
+        place = index.after_place(after, db=db)
         ids = index.default_order_ids(filters, subsets, 0, limit + 1, start=place)
         more, ids, asked_sql = len(ids) > limit, ids[:limit], True
     elif after is not None:
-        ordered = selectors.startups_after(
-            selectors.startup_list(filters=filters).using(readcache.fill_db()), after
-        )
+        ordered = selectors.startups_after(selectors.startup_list(filters=filters).using(db), after)
         ids, seen = _ids_with_token(ordered, 0, limit + 1)
         more, ids, asked_sql = len(ids) > limit, ids[:limit], True
     elif limit <= 0 or offset >= total:
-        return StartupPage(startups=[], total=total)
+        return _Found(total=total, ids=[], ranks=[])
     elif (walked := index.page_ids(filters, subsets, offset, limit)) is not None:
         ids = walked
     elif listsql.compiles(filters):  # another order: its b-tree walked in SQL for the ids
-        ids, seen = listsql.ordered_ids(filters, offset, offset + limit, db=readcache.fill_db())
+        ids, seen = listsql.ordered_ids(filters, offset, offset + limit, db=db)
         asked_sql = True
     else:
-        ordered = selectors.startup_list(filters=filters).using(readcache.fill_db())
+        ordered = selectors.startup_list(filters=filters).using(db)
         ids, seen = _ids_with_token(ordered, offset, offset + limit)
         asked_sql = True
     if asked_sql and (raced := _raced(token, seen)):
         return raced  # a write committed meanwhile: the ids may be newer than the index
     ranks = index.ranks(filters, subsets, ids)
-    startups = _ranked_rows(ids, [ranks[startup_id] for startup_id in ids])
-    return StartupPage(startups=startups, total=total, more=more)
+    return _Found(total=total, ids=ids, ranks=[ranks[startup_id] for startup_id in ids], more=more)
 
 
 def _ids_with_token(ordered: QuerySet, start: int, stop: int) -> tuple[list[int], str | None]:

@@ -13,7 +13,7 @@ from array import array
 from functools import partial
 
 import pytest
-from django.db import OperationalError, connection, transaction
+from django.db import OperationalError, connection, connections, transaction
 from django.test.utils import CaptureQueriesContext
 
 from core import readcache
@@ -721,16 +721,24 @@ def write_once(function, write, *, after: bool = False):
     return wrapped
 
 
-@pytest.mark.parametrize(
-    ("query", "where"),
-    [
-        ("?sort=name-asc&minMrr=1&page=2&limit=5", "ordered_ids"),  # its b-tree walked in SQL
-        ("?sort=growth-desc&category=tools&limit=5", "_ids_with_token"),  # the ORM's ids
-        ("?limit=5&cursor=", "after_place"),  # the default order after a cursor
-        ("?sort=name-desc&limit=5&cursor=", "_ids_with_token"),  # another order after one
-        ("?q=alpha&limit=5", "fetch_term"),  # a term's places, searched once per index
-    ],
-)
+# The page's reads in SQL beside the rank index, and where each is done.
+RACED_READS = [
+    ("?sort=name-asc&minMrr=1&page=2&limit=5", "ordered_ids"),  # its b-tree walked in SQL
+    ("?sort=growth-desc&category=tools&limit=5", "_ids_with_token"),  # the ORM's ids
+    ("?limit=5&cursor=", "after_place"),  # the default order after a cursor
+    ("?sort=name-desc&limit=5&cursor=", "_ids_with_token"),  # another order after one
+    ("?q=alpha&limit=5", "fetch_term"),  # a term's places, searched once per index
+]
+RACED_OWNERS = {"ordered_ids": listsql, "_ids_with_token": pagecache}
+
+
+def shape(body: dict) -> tuple:
+    """A list answer's page: its startups and their ranks, its total and its next cursor."""
+    rows = [(row["slug"], row["rank"]) for row in body["data"]]
+    return rows, body["meta"]["total"], body["meta"].get("nextCursor")
+
+
+@pytest.mark.parametrize(("query", "where"), RACED_READS)
 def test_a_page_that_raced_a_write_is_read_again_on_the_moved_index(
     client, pro_key, settings, monkeypatch, query, where
 ):
@@ -752,14 +760,7 @@ def test_a_page_that_raced_a_write_is_read_again_on_the_moved_index(
     monkeypatch.setattr(pagecache, "_sql_page", spy(pagecache._sql_page, sql_pages))
     bottom = Startup.objects.filter(is_published=True).order_by("mrr", "name").first()
     to_the_top = partial(visible_write, bottom.pk, mrr=10**9)  # every rank moves
-    owner = (
-        rankindex.RankIndex
-        if where in ("after_place", "fetch_term")
-        else {
-            "ordered_ids": listsql,
-            "_ids_with_token": pagecache,
-        }[where]
-    )
+    owner = rankindex.RankIndex if where in ("after_place", "fetch_term") else RACED_OWNERS[where]
     monkeypatch.setattr(owner, where, write_once(getattr(owner, where), to_the_top))
     raced = list_page(client, pro_key, query)
     assert sql_pages == [] and builds == []  # the moved index answered: no count, no rebuild
@@ -846,3 +847,65 @@ def test_a_move_that_raced_a_write_moves_again_rather_than_leaving_it_to_sql(
     readcache.clear_local()
     settings.READ_CACHE_SECONDS = 0  # the plain SQL path agrees
     assert list_page(client, pro_key, "?minMrr=1&limit=5") == body
+
+
+def write_before_each(function, write):
+    """`function`, with `write` committed by another connection just before every call: the
+    data keeps changing however many times the read path reads again."""
+
+    def wrapped(*args, **kwargs):
+        elsewhere = threading.Thread(target=write)
+        elsewhere.start()
+        elsewhere.join()
+        return function(*args, **kwargs)
+
+    return wrapped
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="a read snapshot: PostgreSQL's")
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize(("query", "where"), RACED_READS)
+def test_a_page_raced_before_every_read_is_read_in_one_snapshot(
+    client, pro_key, settings, monkeypatch, query, where
+):
+    """Writes committing at tens a second race the page's reads again and again: the page is
+    read again inside one read snapshot (the index moved on through it, its ids, cursor
+    place or term read in it), so no write can race it, rather than by the SQL path once the
+    attempts run out; it is the database's answer at the moment the snapshot was taken."""
+    settings.LIST_CACHE_SECONDS = 0
+    rng = random.Random(79)
+    dataset(rng, count=60)
+    random_write(rng, -1)  # the data token names a sequence from here on
+    if query.endswith("cursor="):
+        first = list_page(client, pro_key, query.removesuffix("&cursor="))
+        query += first["meta"]["nextCursor"]
+    list_page(client, pro_key, "?limit=1")  # the index built
+    builds, sql_pages = [], []
+    monkeypatch.setattr(rankindex, "build", spy(rankindex.build, builds))
+    monkeypatch.setattr(pagecache, "_sql_page", spy(pagecache._sql_page, sql_pages))
+    bottom = list(Startup.objects.filter(is_published=True).order_by("mrr", "name")[:10])
+    written = []  # each write sends one more startup to the top, into every filter here
+
+    def to_the_top():
+        startup = bottom[len(written)]
+        written.append(startup)
+        top = {"mrr": 10**9 + len(written), "name": f"Aaa alpha {len(written)}"}
+        try:  # every rank moves, and every page of the name order, the term's places
+            visible_write(startup.pk, **top, category="Developer Tools")
+        finally:
+            connections.close_all()  # this thread's own connection
+
+    owner = rankindex.RankIndex if where in ("after_place", "fetch_term") else RACED_OWNERS[where]
+    monkeypatch.setattr(owner, where, write_before_each(getattr(owner, where), to_the_top))
+    raced = list_page(client, pro_key, query)
+    monkeypatch.undo()
+    assert len(written) >= 2  # raced, then read again while another write committed
+    assert sql_pages == [] and builds == []  # the index answered: no count, no rebuild
+    for startup in reversed(written[1:]):  # back to the data after the first write
+        visible_write(startup.pk, mrr=startup.mrr, name=startup.name, category=startup.category)
+    readcache.clear_local()
+    settings.READ_CACHE_SECONDS = 0  # the plain SQL path, read now
+    plain = list_page(client, pro_key, query)
+    # The rows are read after the snapshot, as their copies have them; the page is the
+    # snapshot's: the same startups, ranks, total and next page.
+    assert shape(raced) == shape(plain)
