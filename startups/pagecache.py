@@ -408,7 +408,9 @@ def _index_page(
         found = _snapshot_found(**page) if attempt else _NO_SNAPSHOT
         if found is _NO_SNAPSHOT:
             if (built := RANK_INDEX.current(newer)) is None:
-                return None
+                if attempt or RANK_INDEX.index is None:
+                    return None
+                continue  # its moves raced writes: moved inside a snapshot next, where one is
             index_token, index = built
             found = _found_from_index(index, index_token, db=readcache.fill_db(), **page)
         if not isinstance(found, _Raced):

@@ -909,3 +909,55 @@ def test_a_page_raced_before_every_read_is_read_in_one_snapshot(
     # The rows are read after the snapshot, as their copies have them; the page is the
     # snapshot's: the same startups, ranks, total and next page.
     assert shape(raced) == shape(plain)
+
+
+def write_after_each(function, write):
+    """`function`, with `write` committed by another connection just after every call."""
+
+    def wrapped(*args, **kwargs):
+        result = function(*args, **kwargs)
+        write_before_each(lambda: None, write)()
+        return result
+
+    return wrapped
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="a read snapshot: PostgreSQL's")
+@pytest.mark.django_db(transaction=True)
+def test_an_index_whose_every_move_a_write_overtakes_is_moved_in_a_snapshot(
+    client, pro_key, settings, monkeypatch
+):
+    """Writes committing during every move of the rank index (after the changed startups
+    were read) leave each moved copy possibly newer than its token: once the moves run out,
+    the index is moved inside one read snapshot, where no write overtakes it, instead of
+    the page going to the SQL path; the answer is the database's at that snapshot."""
+    settings.LIST_CACHE_SECONDS = 0
+    rng = random.Random(83)
+    dataset(rng, count=60)
+    random_write(rng, -1)
+    list_page(client, pro_key, "?limit=1")  # the index built
+    ids = list(Startup.objects.filter(is_published=True).values_list("id", flat=True))
+    visible_write(ids[0], mrr=10**9)  # the move to come ...
+    written = []
+
+    def to_the_top():  # ... and a write during each move: one more startup to the top
+        written.append(startup := Startup.objects.get(pk=ids[len(written) + 1]))
+        try:
+            visible_write(startup.pk, mrr=10**9 + len(written))
+        finally:
+            connections.close_all()  # this thread's own connection
+
+    builds, sql_pages = [], []
+    racing = write_after_each(rankmoves.apply_changes, to_the_top)
+    monkeypatch.setattr(rankmoves, "apply_changes", racing)
+    monkeypatch.setattr(rankindex, "build", spy(rankindex.build, builds))
+    monkeypatch.setattr(pagecache, "_sql_page", spy(pagecache._sql_page, sql_pages))
+    raced = list_page(client, pro_key, "?minMrr=1&limit=5")
+    monkeypatch.undo()
+    assert sql_pages == [] and builds == []  # the index answered: no count, no rebuild
+    assert len(written) > pagecache.INDEX_ATTEMPTS  # every optimistic move was overtaken
+    for startup in reversed(written[-1:]):  # back to the data the snapshot saw
+        visible_write(startup.pk, mrr=startup.mrr)
+    readcache.clear_local()
+    settings.READ_CACHE_SECONDS = 0  # the plain SQL path, read now
+    assert shape(list_page(client, pro_key, "?minMrr=1&limit=5")) == shape(raced)
