@@ -35,14 +35,7 @@ def report(sizes: dict[int, dict]) -> None:
             print(f"   worker RSS MB: {', '.join(f'{m:.0f}' for m in size['rss'])}")
             print(f"   {gcstats.describe(size['gc'])}")
             print("\n".join(cpu.table(rows, {count: size})))
-            if size["under"]:
-                print(
-                    "\n".join(
-                        underwrites.table(
-                            rows, size["results"], size["under"], size["writer"], count
-                        )
-                    )
-                )
+            print("\n".join(under_writes_tables(rows, size, count)))
         print("\n".join(profiles.references()))
         return
     header = "| Row | Path |" + "".join(
@@ -82,8 +75,7 @@ def report(sizes: dict[int, dict]) -> None:
     lines += targets(sizes)
     lines += cpu.table(rows, sizes)
     for count, size in sizes.items():
-        if size["under"]:
-            lines += underwrites.table(rows, size["results"], size["under"], size["writer"], count)
+        lines += under_writes_tables(rows, size, count)
     if first["before"]:
         lines += before_after(first["before"], first["results"], rows, counts[0])
     lines += profiles.references()
@@ -94,6 +86,24 @@ def report(sizes: dict[int, dict]) -> None:
         (ROOT / "bench" / "NOTES.md").read_text() if (ROOT / "bench" / "NOTES.md").exists() else ""
     )
     (ROOT / "bench" / "results.md").write_text(text + ("\n" + notes if notes else ""))
+
+
+def under_writes_tables(rows: list, size: dict, count: int) -> list[str]:
+    """The size's varied rows under writes: with the default edits, then the visible ones."""
+    lines = []
+    if size["under"]:
+        lines += underwrites.table(rows, size["results"], size["under"], size["writer"], count)
+    if size.get("visible"):
+        lines += underwrites.table(
+            rows,
+            size["results"],
+            size["visible"],
+            size["visible_writer"],
+            count,
+            title="Under visible writes",
+            edits=underwrites.VISIBLE,
+        )
+    return lines
 
 
 # Rows measured against others (issue 32): the sorts against the default sort, Free against Pro,

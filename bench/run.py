@@ -368,6 +368,9 @@ def bench_size(wrk_bin: str, count: int, before: Target | None = None) -> dict:
             runs[row.key].append(result)
         profile_rows(wrk_bin, count, rows, server.pid)
         under, writer = measure_under_writes(wrk_bin, count, rows, watch)
+        visible, visible_writer = measure_under_writes(
+            wrk_bin, count, rows, watch, edits=underwrites.VISIBLE
+        )
         rss = worker_rss_mb(server)
         collections = gcstats.totals(pools)
     finally:
@@ -386,24 +389,31 @@ def bench_size(wrk_bin: str, count: int, before: Target | None = None) -> dict:
         "gc": collections,
         "under": {key: median_run(found) for key, found in under.items() if found},
         "writer": writer,
+        "visible": {key: median_run(found) for key, found in visible.items() if found},
+        "visible_writer": visible_writer,
     }
 
 
 def measure_under_writes(
-    wrk_bin: str, count: int, rows: list[Row], watch: cpu.Watch
+    wrk_bin: str, count: int, rows: list[Row], watch: cpu.Watch, edits: float = underwrites.EDITS
 ) -> tuple[dict, dict]:
-    """Every varied row again, ROUNDS rounds, while bench/writes.py writes (issue 32)."""
+    """Every varied row again, ROUNDS rounds, while bench/writes.py writes (issue 32): syncs
+    at the production rate and `edits` founder edits a second (profiled with the default
+    edits only)."""
     varied = [row for row in rows if row.kind == "varied"]
-    if not underwrites.ENABLED or not varied:
+    if not underwrites.ENABLED or not varied or edits <= 0:
         return {}, {}
-    step(f"{count:,}: the writer (syncs at the production rate, one founder edit a second)")
-    writer = underwrites.start(PY, ROOT, environment(count))
+    step(f"{count:,}: the writer (syncs at the production rate, {edits:g} founder edits a second)")
+    writer = underwrites.start(PY, ROOT, environment(count), edits)
     watch = dataclasses.replace(watch, writer=writer.pid)
     found: dict[str, list[dict]] = {row.key: [] for row in varied}
     try:
         for round_number in range(1, ROUNDS + 1):
             for row in varied:
-                step(f"{count:,}: under writes, round {round_number}/{ROUNDS}, {row.name}")
+                step(
+                    f"{count:,}: under writes ({edits:g} edits/s), round "
+                    f"{round_number}/{ROUNDS}, {row.name}"
+                )
                 result = measure(wrk_bin, row, watch=watch)
                 print(
                     f"   {result['rps']:.0f} req/s, p99 {result['p99']:.2f} ms, gunicorn "
@@ -411,7 +421,8 @@ def measure_under_writes(
                     f"{result['writer_cpus'] + result['writer_pg_cpus']:.2f} CPUs"
                 )
                 found[row.key].append(result)
-        profile_rows(wrk_bin, count, varied, watch.gunicorn, "-writes")
+        if edits == underwrites.EDITS:
+            profile_rows(wrk_bin, count, varied, watch.gunicorn, "-writes")
     finally:
         done = underwrites.stop(writer)
     print(f"   the writer: {done}")

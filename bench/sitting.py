@@ -20,6 +20,8 @@ BENCH_PROFILE       1: after the recorded runs, each varied row (and each under 
                     more under py-spy, summarised into bench/profiles/ (bench/profiles.py)
 BENCH_WRITES        0: leave out the "under writes" rows (bench/underwrites.py:
                     BENCH_WRITE_RATE, BENCH_EDIT_RATE)
+BENCH_VISIBLE_RATE  founder edits a second of the "under visible writes" rows (default 20;
+                    0 leaves them out)
 """
 
 import os

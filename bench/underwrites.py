@@ -6,6 +6,13 @@ BENCH_WRITES=0 leaves them out; BENCH_WRITE_RATE overrides the syncs a second (d
 production rate for the dataset, every verified startup once an hour); BENCH_EDIT_RATE the
 founder edits a second (default 1); BENCH_WRITER_CONCURRENCY the writes in flight at once, in
 the writer's threads (default the refresh worker's 16, bench/writes.py).
+
+A second set, "under visible writes", runs the varied rows once more with the same syncs and
+BENCH_VISIBLE_RATE founder edits a second (default 20; 0 leaves it out): the writer's syncs
+change no figure (its fake provider answers the same every hour), so only edits move the
+data token, and a real refresh moves figures. Each edit changes what a list shows (a name,
+an MRR): 20 a second is a fifth of the 1,000,000 refresh's syncs moving a figure every
+hour, more than every sync of the 100,000 one.
 """
 
 import json
@@ -20,13 +27,14 @@ import cpu
 ENABLED = os.environ.get("BENCH_WRITES", "1") != "0"
 RATE = os.environ.get("BENCH_WRITE_RATE")  # None: the production rate for the size
 EDITS = float(os.environ.get("BENCH_EDIT_RATE", "1"))
+VISIBLE = float(os.environ.get("BENCH_VISIBLE_RATE", "20"))
 AT_LEAST = 0.8  # issue 32: each varied row under writes >= 0.8x the same row without
 
 
-def start(python: str, root: Path, env: dict[str, str]) -> subprocess.Popen:
+def start(python: str, root: Path, env: dict[str, str], edits: float = EDITS) -> subprocess.Popen:
     """The writer, once it writes: reading its pools takes seconds at 1,000,000 startups, and
     rows measured before that would be measured without writes."""
-    code = f"from bench.writes import run; run({RATE or None}, {EDITS})"
+    code = f"from bench.writes import run; run({RATE or None}, {edits})"
     writer = subprocess.Popen(
         [python, "manage.py", "shell", "-c", code],
         cwd=root,
@@ -52,17 +60,27 @@ def stop(writer: subprocess.Popen) -> dict:
     return {"error": f"the writer printed no summary (exit {writer.returncode})"}
 
 
-def table(rows: list, results: dict, under: dict, writer: dict, count: int) -> list[str]:
+def table(
+    rows: list,
+    results: dict,
+    under: dict,
+    writer: dict,
+    count: int,
+    *,
+    title: str = "Under writes",
+    edits: float = EDITS,
+) -> list[str]:
     """The section of results.md: each varied row without and with writes, side by side, with
     what each request cost gunicorn and PostgreSQL and the CPU the writer took (bench/cpu.py)."""
     lines = [
         "",
-        f"## Under writes ({count:,} startups, this sitting)",
+        f"## {title} ({count:,} startups, this sitting)",
         "",
         "The varied rows again, each while bench/writes.py syncs at the refresh worker's "
         "production rate for the size (every verified startup once an hour, spread evenly, "
-        "through `revenue_sync`) and makes one founder edit a second (`startup_update`). "
-        f"The writer: {json.dumps(writer)}.",
+        "through `revenue_sync`) and makes "
+        + ("one founder edit a second" if edits == 1 else f"{edits:g} founder edits a second")
+        + f" (`startup_update`). The writer: {json.dumps(writer)}.",
         "",
         "CPU ms/req: gunicorn's (master and workers) and PostgreSQL's (the backends of the "
         "size's database, less the writer's own) per request, without and with writes; their "
