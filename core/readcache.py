@@ -86,15 +86,16 @@ def enabled() -> bool:
     return settings.READ_CACHE_SECONDS > 0
 
 
-def fill_db(kind: Kind = "data") -> str:
+def fill_db(kind: Kind = "data", *, token: str | None = None) -> str:
     """The database a copy of `kind` is filled from, the one place that chooses. Data copies:
     the replica once it has replayed the write that produced the data token the copy is filed
-    under (its change sequence has reached the token's), else the primary (core/replica.py
-    `fill_alias`). Auth copies (key records: a revocation, a plan change): always the
-    primary, since auth writes carry no change sequence a replica could be checked against."""
+    under (its change sequence has reached the token's: the request's, or a newer `token`
+    the copy is of), else the primary (core/replica.py `fill_alias`). Auth copies (key
+    records: a revocation, a plan change): always the primary, since auth writes carry no
+    change sequence a replica could be checked against."""
     if kind != "data" or not replica.configured():
         return PRIMARY  # no token read just to choose: without a replica there is no choice
-    return replica.fill_alias(current("data"))
+    return replica.fill_alias(token or current("data"))
 
 
 def fills_cache(build: Callable[..., Any] | None = None, *, kind: Kind = "data") -> Any:
@@ -298,9 +299,10 @@ def _changed(after: int, upto: int) -> list[tuple[int, int]]:
 CHECKPOINT = rowcopies.Checkpoint(_changed)
 
 
-def row_stamp() -> rowcopies.Stamp | None:
-    """The stamp to look up and keep per-startup copies under (read before the database)."""
-    return CHECKPOINT.stamp(current("data")) if enabled() else None
+def row_stamp(token: str | None = None) -> rowcopies.Stamp | None:
+    """The stamp to look up and keep per-startup copies under (read before the database): of
+    the request's data token, or of a newer `token` what the request shows was read at."""
+    return CHECKPOINT.stamp(token or current("data")) if enabled() else None
 
 
 def row_copies(max_entries: int) -> rowcopies.RowCopies:

@@ -14,6 +14,7 @@ import logging
 import threading
 import time
 from array import array
+from contextlib import ExitStack
 from contextvars import ContextVar
 from dataclasses import asdict, dataclass
 from functools import partial
@@ -44,6 +45,10 @@ LIST_ROWS = readcache.row_copies(20_000)
 SKELETONS = readcache.LocalCache("data", max_entries=5_000)
 
 
+# `_RankIndexCopy.reach`'s answer when writes overtook every move of the index it tried.
+OVERTAKEN = "overtaken"
+
+
 class _RankIndexCopy:
     """This process's `RankIndex` (startups/rankindex.py) and the data token it was built
     under. A small dataset rebuilds it in the request that finds it stale; a dataset of more
@@ -72,13 +77,19 @@ class _RankIndexCopy:
         starts, inline or in the background, as the dataset allows). The index is of the
         request's data token or of a newer one; `newer`: a data token the request has since
         seen in the database (a write committed while it read), which the index must reach."""
+        found = self.reach(newer)
+        return None if found is OVERTAKEN else found
+
+    def reach(self, newer: str | None = None) -> "tuple[str, rankindex.RankIndex] | None | str":
+        """`current`, telling apart with OVERTAKEN an index whose every move a write overtook
+        (`_carried`) from one not ready (None)."""
         token = newer or (readcache.current("data") if readcache.enabled() else None)
         if token is None:
             return None
         if (built := self.built) is not None and built[0] == token:
             return built
         if built is not None and (carried := self._carried(token)) is not False:
-            return None if carried is True else carried
+            return OVERTAKEN if carried is True else carried
         if self.large is None:  # before the first build: how big?
             size = rankindex.estimated_size(db=readcache.fill_db())
             self.large = size > settings.RANK_INDEX_INLINE_STARTUPS
@@ -123,26 +134,26 @@ class _RankIndexCopy:
             return self.built if self.built[0] in (token, newest) else True
 
     def at(self, token: str, *, db: str) -> tuple[str, rankindex.RankIndex] | None:
-        """Inside a read snapshot of `db` whose data token is `token` (readcache.snapshot):
-        the index at `token`, moved on to it through that snapshot when it is older (the
-        changes and the changed startups are read at `token` exactly: no write can overtake
-        the move); the index at a newer token when another request has moved it past (the
-        caller reads again in a newer snapshot); None when it cannot reach `token` (none
-        built, another epoch, too much changed: `current` builds)."""
-        with self.moving:
-            built = self.built
-            if built is None or built[0] == token or _reaches(token, built[0]):
-                return built
-            if not _reaches(built[0], token) or self.uncarried == built[0]:
-                return None
-            index = rankmoves.follow(built[1], since=built[0], to=token, db=db)
-            if index is None:
-                self.uncarried = built[0]
-                return None
-            with self.lock:
-                if self.built is built:  # never over a build that replaced it meanwhile
-                    self.built = (token, index)
-            return token, index
+        """Inside a read snapshot of `db` whose data token is `token` (readcache.snapshot),
+        holding `moving` (taken before the snapshot opened: `_snapshot_found`): the index at
+        `token`, moved on to it through that snapshot when it is older (the changes and the
+        changed startups are read at `token` exactly: no write can overtake the move); the
+        index at a newer token when another request has moved it past (the caller reads
+        again in a newer snapshot); None when it cannot reach `token` (none built, another
+        epoch, too much changed: `current` builds)."""
+        built = self.built
+        if built is None or built[0] == token or _reaches(token, built[0]):
+            return built
+        if not _reaches(built[0], token) or self.uncarried == built[0]:
+            return None
+        index = rankmoves.follow(built[1], since=built[0], to=token, db=db)
+        if index is None:
+            self.uncarried = built[0]
+            return None
+        with self.lock:
+            if self.built is built:  # never over a build that replaced it meanwhile
+                self.built = (token, index)
+        return token, index
 
     def inline(self) -> bool:
         """Whether work for the index is done in the request (small, quick datasets)."""
@@ -339,6 +350,14 @@ def _term_places(
     waits at most until a second before its database deadline."""
     if (places := index.cached_term(term)) is not None:
         return places
+    if _SNAPSHOT.get() == token:
+        # Inside a read snapshot nothing waits for another's search: an open transaction
+        # holds a pooler's (PgBouncer's) server connection all the while. Its places are
+        # exact for this index: read at its token.
+        places = index.fetch_term(term, db=db)
+        index.keep_term(term, places)
+        _share_term(index, term, places)
+        return places
     key = (index.build_id, term)
     with _TERM_FETCHES_LOCK:
         running = _TERM_FETCHES.get(key)
@@ -382,6 +401,7 @@ INDEX_ATTEMPTS = 3
 class _Found:
     """A page as the rank index answers it: the exact total, the ids and their ranks."""
 
+    token: str  # the data token of the index and the SQL that answered it
     total: int
     ids: list[int]
     ranks: list[int | None]
@@ -407,20 +427,28 @@ def _index_page(
     for attempt in range(INDEX_ATTEMPTS):
         found = _snapshot_found(**page) if attempt else _NO_SNAPSHOT
         if found is _NO_SNAPSHOT:
-            if (built := RANK_INDEX.current(newer)) is None:
-                if attempt or RANK_INDEX.index is None:
-                    return None
-                continue  # its moves raced writes: moved inside a snapshot next, where one is
+            if (built := RANK_INDEX.reach(newer)) is None or (attempt and built is OVERTAKEN):
+                return None
+            if built is OVERTAKEN:
+                continue  # every move raced a write: moved inside a snapshot next, where one is
             index_token, index = built
-            found = _found_from_index(index, index_token, db=readcache.fill_db(), **page)
+            # (the replica only once it has replayed the index's token, which may be newer
+            # than the request's)
+            db = readcache.fill_db(token=index_token)
+            found = _found_from_index(index, index_token, db=db, **page)
         if not isinstance(found, _Raced):
             break
         newer = found.token
     else:
         return None
-    if found is None:
-        return None
-    startups = _ranked_rows(found.ids, found.ranks) if found.ids else []
+    return None if found is None else _page_of(found)
+
+
+def _page_of(found: _Found) -> StartupPage:
+    """The page of what the index found, its rows from the copies current at its token (the
+    index may be newer than the request's own token: a copy the request's token still
+    allows may be older than the ranks beside it)."""
+    startups = _ranked_rows(found.ids, found.ranks, token=found.token) if found.ids else []
     return StartupPage(startups=startups, total=found.total, more=found.more)
 
 
@@ -434,10 +462,17 @@ def _snapshot_found(
     a newer token when another request moved the index past the snapshot; None when the
     index cannot answer; `_NO_SNAPSHOT` where there is no snapshot or the index cannot reach
     its token (`current` then builds or moves it as usual). The rows are read after it, as
-    the copies have them (startups/freshness.py, core/rowcopies.py)."""
-    db = readcache.fill_db()
-    with readcache.snapshot(db) as token:
-        if token is None or (built := RANK_INDEX.at(token, db=db)) is None:
+    the copies have them at its token (`_page_of`). On the primary: the index follows the
+    primary's newest token (`_carried`), which a replica's snapshot may not have reached."""
+    db = readcache.PRIMARY
+    with ExitStack() as open_snapshot:
+        # The moves' lock is waited for before the snapshot opens, never inside it: an open
+        # transaction holds a pooler's server connection, which the thread moving the index
+        # may be waiting for. Released once the index is at the snapshot's token.
+        with RANK_INDEX.moving:
+            token = open_snapshot.enter_context(readcache.snapshot(db))
+            built = None if token is None else RANK_INDEX.at(token, db=db)
+        if built is None:
             return _NO_SNAPSHOT
         if built[0] != token:
             return _Raced(built[0])
@@ -464,16 +499,13 @@ def _page_from_index(
     found = _found_from_index(
         index,
         token,
-        db=readcache.fill_db(),
+        db=readcache.fill_db(token=token),
         filters=filters,
         offset=offset,
         limit=limit,
         after=after,
     )
-    if not isinstance(found, _Found):
-        return found
-    startups = _ranked_rows(found.ids, found.ranks) if found.ids else []
-    return StartupPage(startups=startups, total=found.total, more=found.more)
+    return _page_of(found) if isinstance(found, _Found) else found
 
 
 def _found_from_index(
@@ -511,7 +543,7 @@ def _found_from_index(
         ids, seen = _ids_with_token(ordered, 0, limit + 1)
         more, ids, asked_sql = len(ids) > limit, ids[:limit], True
     elif limit <= 0 or offset >= total:
-        return _Found(total=total, ids=[], ranks=[])
+        return _Found(token=token, total=total, ids=[], ranks=[])
     elif (walked := index.page_ids(filters, subsets, offset, limit)) is not None:
         ids = walked
     elif listsql.compiles(filters):  # another order: its b-tree walked in SQL for the ids
@@ -524,7 +556,8 @@ def _found_from_index(
     if asked_sql and (raced := _raced(token, seen)):
         return raced  # a write committed meanwhile: the ids may be newer than the index
     ranks = index.ranks(filters, subsets, ids)
-    return _Found(total=total, ids=ids, ranks=[ranks[startup_id] for startup_id in ids], more=more)
+    ranked = [ranks[startup_id] for startup_id in ids]
+    return _Found(token=token, total=total, ids=ids, ranks=ranked, more=more)
 
 
 def _ids_with_token(ordered: QuerySet, start: int, stop: int) -> tuple[list[int], str | None]:
@@ -538,17 +571,20 @@ def _ids_with_token(ordered: QuerySet, start: int, stop: int) -> tuple[list[int]
     return [startup_id for startup_id, _ in found], (found[0][1] if found else None)
 
 
-def _ranked_rows(ids: list[int], ranks: list[int | None]) -> list[Startup]:
-    """The list rows of `ids` with their ranks, from the per-process copies or one query by
-    primary key for the missing ones; a startup unpublished since is left out."""
-    stamp = readcache.row_stamp() if ids else None
+def _ranked_rows(
+    ids: list[int], ranks: list[int | None], *, token: str | None = None
+) -> list[Startup]:
+    """The list rows of `ids` with their ranks, from the per-process copies current at the
+    data `token` (the request's when None) or one query by primary key for the missing ones;
+    a startup unpublished since is left out."""
+    stamp = readcache.row_stamp(token) if ids else None
     rows = LIST_ROWS.lookup(ids, stamp)
     # The sync time of kept rows is read beside them (a sync may have stamped it since).
     fresh = FRESHNESS.values(list(rows), usable=lambda value: True)
     missing = [startup_id for startup_id in ids if startup_id not in rows]
     if missing:
         position = FRESHNESS.position()
-        names, found = listsql.list_row_values(missing, db=readcache.fill_db())
+        names, found = listsql.list_row_values(missing, db=readcache.fill_db(token=token))
         names = _ROW_SHAPES.setdefault(names, names)
         synced = names.index("synced_at") if found else 0
         for startup_id, values in found.items():

@@ -59,17 +59,12 @@ def apply_changes(index: RankIndex, *, after: int, upto: int, db: str) -> RankIn
     changed = {startup_id for startup_id, _, _ in found}
     if len(changed) > MAX_MOVED:
         return None
-    terms = index.term_names()
-    finds = {
-        f"term_{n}": ExpressionWrapper(search(term), output_field=BooleanField())
-        for n, term in enumerate(terms)
-    }
     rows = list(
         published_startups(db=db)
         .filter(id__in=changed)
-        .annotate(**finds)
-        .values("id", "name", "slug", "mrr", "category", *finds)
+        .values("id", "name", "slug", "mrr", "category", "description")
     )
+    found_terms = terms_finding(rows, index.term_names(), db=db)
     ranked = [row["mrr"] for row in rows if row["mrr"] is not None]
     gone = [p for p in map(index.place, changed) if p is not None]
     ranked_staying = index.ranked - sum(1 for p in gone if p < index.ranked)
@@ -96,12 +91,58 @@ def apply_changes(index: RankIndex, *, after: int, upto: int, db: str) -> RankIn
                 startup_id=row["id"],
                 neg_mrr=None if mrr is None else -mrr,
                 category=row["category"],
-                terms=frozenset(term for n, term in enumerate(terms) if row[f"term_{n}"]),
+                terms=found_terms[row["id"]],
             )
         )
     copy = moved(index, changed, placed)
     copy.root, copy.build_id = index.root, moved_build_id(index.root, upto)
     return copy
+
+
+# The text `q` searches (selectors.search).
+SEARCHED = ("name", "category", "description")
+
+
+def terms_finding(rows: list[dict], terms: list[str], *, db: str) -> dict[int, frozenset[str]]:
+    """For each changed startup's row (its SEARCHED text), the kept `q` terms that find it.
+    Where the term and the row's text are ASCII, `icontains` is a plain case-insensitive
+    substring test on every backend, done here; the rest (a term or a text with other
+    characters, whose case the database folds by its own rules) is asked of the database,
+    for those terms and rows only. One ORM expression per kept term on every move (some
+    thousands once the bench's `q` rows ran) cost each move up to a second of CPU to
+    compile, and at tens of visible writes a second the moves took the workers."""
+    plain = [term for term in terms if term.isascii()]
+    other = [term for term in terms if not term.isascii()]
+    found: dict[int, set[str]] = {}
+    asked: dict[int, list[str]] = {}  # startup id -> the terms the database answers for it
+    for row in rows:
+        texts = [row[field] for field in SEARCHED if row[field] is not None]
+        if all(text.isascii() for text in texts):
+            folded = [text.lower() for text in texts]
+            found[row["id"]] = {t for t in plain if any(t.lower() in text for text in folded)}
+            if other:
+                asked[row["id"]] = other
+        else:
+            found[row["id"]], asked[row["id"]] = set(), terms
+    for ids, ask in _by_terms(asked).items():
+        finds = {
+            f"term_{n}": ExpressionWrapper(search(term), output_field=BooleanField())
+            for n, term in enumerate(ask)
+        }
+        answers = published_startups(db=db).filter(id__in=ids).annotate(**finds)
+        for row in answers.values("id", *finds):
+            found[row["id"]].update(term for n, term in enumerate(ask) if row[f"term_{n}"])
+    return {startup_id: frozenset(terms) for startup_id, terms in found.items()}
+
+
+def _by_terms(asked: dict[int, list[str]]) -> dict[tuple[int, ...], list[str]]:
+    """The startups asked about grouped by the terms asked (at most two groups: every term,
+    or the terms with other characters than ASCII)."""
+    groups: dict[tuple[str, ...], list[int]] = {}
+    for startup_id, terms in asked.items():
+        if terms:
+            groups.setdefault(tuple(terms), []).append(startup_id)
+    return {tuple(ids): list(terms) for terms, ids in groups.items()}
 
 
 def moved_build_id(root: str, sequence: int) -> str:
