@@ -114,17 +114,19 @@ def terms_finding(rows: list[dict], terms: list[str], *, db: str) -> dict[int, f
     plain = [term for term in terms if term.isascii()]
     other = [term for term in terms if not term.isascii()]
     found: dict[int, set[str]] = {}
-    asked: dict[int, list[str]] = {}  # startup id -> the terms the database answers for it
+    ascii_rows, other_rows = [], []  # the startups the database answers for: other terms, all
     for row in rows:
         texts = [row[field] for field in SEARCHED if row[field] is not None]
         if all(text.isascii() for text in texts):
             folded = [text.lower() for text in texts]
             found[row["id"]] = {t for t in plain if any(t.lower() in text for text in folded)}
-            if other:
-                asked[row["id"]] = other
+            ascii_rows.append(row["id"])
         else:
-            found[row["id"]], asked[row["id"]] = set(), terms
-    for ids, ask in _by_terms(asked).items():
+            found[row["id"]] = set()
+            other_rows.append(row["id"])
+    for ids, ask in ((ascii_rows, other), (other_rows, terms)):
+        if not ids or not ask:
+            continue
         finds = {
             f"term_{n}": ExpressionWrapper(search(term), output_field=BooleanField())
             for n, term in enumerate(ask)
@@ -133,16 +135,6 @@ def terms_finding(rows: list[dict], terms: list[str], *, db: str) -> dict[int, f
         for row in answers.values("id", *finds):
             found[row["id"]].update(term for n, term in enumerate(ask) if row[f"term_{n}"])
     return {startup_id: frozenset(terms) for startup_id, terms in found.items()}
-
-
-def _by_terms(asked: dict[int, list[str]]) -> dict[tuple[int, ...], list[str]]:
-    """The startups asked about grouped by the terms asked (at most two groups: every term,
-    or the terms with other characters than ASCII)."""
-    groups: dict[tuple[str, ...], list[int]] = {}
-    for startup_id, terms in asked.items():
-        if terms:
-            groups.setdefault(tuple(terms), []).append(startup_id)
-    return {tuple(ids): list(terms) for terms, ids in groups.items()}
 
 
 def moved_build_id(root: str, sequence: int) -> str:

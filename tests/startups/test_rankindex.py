@@ -738,6 +738,29 @@ def shape(body: dict) -> tuple:
     return rows, body["meta"]["total"], body["meta"].get("nextCursor")
 
 
+def raced_page_setup(client, key, settings, monkeypatch, seed, query) -> tuple[str, list, list]:
+    """A dataset whose data token names a sequence, the index built, and spies on builds and
+    SQL pages: the query (a cursor query gets the first page's cursor), builds, SQL pages."""
+    settings.LIST_CACHE_SECONDS = 0
+    rng = random.Random(seed)
+    dataset(rng, count=60)
+    random_write(rng, -1)  # the data token names a sequence from here on
+    if query.endswith("cursor="):
+        first = list_page(client, key, query.removesuffix("&cursor="))
+        query += first["meta"]["nextCursor"]
+    list_page(client, key, "?limit=1")  # the index built
+    builds, sql_pages = [], []
+    monkeypatch.setattr(rankindex, "build", spy(rankindex.build, builds))
+    monkeypatch.setattr(pagecache, "_sql_page", spy(pagecache._sql_page, sql_pages))
+    return query, builds, sql_pages
+
+
+def patch_read(monkeypatch, where: str, wrap) -> None:
+    """Wrap the page's SQL read `where` (RACED_READS) with `wrap`."""
+    owner = rankindex.RankIndex if where in ("after_place", "fetch_term") else RACED_OWNERS[where]
+    monkeypatch.setattr(owner, where, wrap(getattr(owner, where)))
+
+
 @pytest.mark.parametrize(("query", "where"), RACED_READS)
 def test_a_page_that_raced_a_write_is_read_again_on_the_moved_index(
     client, pro_key, settings, monkeypatch, query, where
@@ -747,21 +770,10 @@ def test_a_page_that_raced_a_write_is_read_again_on_the_moved_index(
     moved on to that write (no count, no rebuild) rather than by the SQL path, whose exact
     count reads every matching row (a second at 1,000,000), and equals the database's
     answer after the write."""
-    settings.LIST_CACHE_SECONDS = 0
-    rng = random.Random(61)
-    dataset(rng, count=60)
-    random_write(rng, -1)  # the data token names a sequence from here on
-    if query.endswith("cursor="):
-        first = list_page(client, pro_key, query.removesuffix("&cursor="))
-        query += first["meta"]["nextCursor"]
-    list_page(client, pro_key, "?limit=1")  # the index built
-    builds, sql_pages = [], []
-    monkeypatch.setattr(rankindex, "build", spy(rankindex.build, builds))
-    monkeypatch.setattr(pagecache, "_sql_page", spy(pagecache._sql_page, sql_pages))
+    query, builds, sql_pages = raced_page_setup(client, pro_key, settings, monkeypatch, 61, query)
     bottom = Startup.objects.filter(is_published=True).order_by("mrr", "name").first()
     to_the_top = partial(visible_write, bottom.pk, mrr=10**9)  # every rank moves
-    owner = rankindex.RankIndex if where in ("after_place", "fetch_term") else RACED_OWNERS[where]
-    monkeypatch.setattr(owner, where, write_once(getattr(owner, where), to_the_top))
+    patch_read(monkeypatch, where, partial(write_once, write=to_the_top))
     raced = list_page(client, pro_key, query)
     assert sql_pages == [] and builds == []  # the moved index answered: no count, no rebuild
     assert Startup.objects.get(pk=bottom.pk).mrr == 10**9  # the write happened meanwhile
@@ -872,17 +884,7 @@ def test_a_page_raced_before_every_read_is_read_in_one_snapshot(
     read again inside one read snapshot (the index moved on through it, its ids, cursor
     place or term read in it), so no write can race it, rather than by the SQL path once the
     attempts run out; it is the database's answer at the moment the snapshot was taken."""
-    settings.LIST_CACHE_SECONDS = 0
-    rng = random.Random(79)
-    dataset(rng, count=60)
-    random_write(rng, -1)  # the data token names a sequence from here on
-    if query.endswith("cursor="):
-        first = list_page(client, pro_key, query.removesuffix("&cursor="))
-        query += first["meta"]["nextCursor"]
-    list_page(client, pro_key, "?limit=1")  # the index built
-    builds, sql_pages = [], []
-    monkeypatch.setattr(rankindex, "build", spy(rankindex.build, builds))
-    monkeypatch.setattr(pagecache, "_sql_page", spy(pagecache._sql_page, sql_pages))
+    query, builds, sql_pages = raced_page_setup(client, pro_key, settings, monkeypatch, 79, query)
     bottom = list(Startup.objects.filter(is_published=True).order_by("mrr", "name")[:10])
     written = []  # each write sends one more startup to the top, into every filter here
 
@@ -895,8 +897,7 @@ def test_a_page_raced_before_every_read_is_read_in_one_snapshot(
         finally:
             connections.close_all()  # this thread's own connection
 
-    owner = rankindex.RankIndex if where in ("after_place", "fetch_term") else RACED_OWNERS[where]
-    monkeypatch.setattr(owner, where, write_before_each(getattr(owner, where), to_the_top))
+    patch_read(monkeypatch, where, partial(write_before_each, write=to_the_top))
     raced = list_page(client, pro_key, query)
     monkeypatch.undo()
     assert len(written) >= 2  # raced, then read again while another write committed
