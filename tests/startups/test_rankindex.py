@@ -782,6 +782,35 @@ def test_a_page_that_raced_a_write_is_read_again_on_the_moved_index(
     assert list_page(client, pro_key, query) == raced
 
 
+def test_a_page_from_an_index_newer_than_the_request_shows_rows_of_that_index(
+    client, pro_key, settings, monkeypatch
+):
+    """A write that commits just after the request read its data token: the index is moved
+    on to the newest token (its move reads it), so the page's ranks are of that write. Its
+    rows must be too: a kept copy of a startup the write changed is current for the
+    request's own (older) token, and shown beside the newer ranks it gave the row an MRR out
+    of step with its place. The page equals the database's after the write."""
+    settings.LIST_CACHE_SECONDS = 0
+    rng = random.Random(71)
+    dataset(rng, count=40)
+    random_write(rng, -1)  # the data token names a sequence from here on
+    query = "?minMrr=1&limit=6"
+    first = list_page(client, pro_key, query)  # the index built, the page's rows kept
+    third = Startup.objects.get(slug=first["data"][2]["slug"])
+    other = Startup.objects.exclude(pk=third.pk).order_by("mrr").first()
+    visible_write(other.pk, name="zeta moved")  # the request's token is past the index's
+    to_the_top = partial(visible_write, third.pk, mrr=10**9)
+    monkeypatch.setattr(
+        readcache, "read_tokens", write_once(readcache.read_tokens, to_the_top, after=True)
+    )
+    raced = list_page(client, pro_key, query)
+    assert Startup.objects.get(pk=third.pk).mrr == 10**9  # written after its token was read
+    assert raced["data"][0]["slug"] == third.slug and raced["data"][0]["rank"] == 1
+    readcache.clear_local()
+    settings.READ_CACHE_SECONDS = 0  # the plain SQL path, read after the write
+    assert list_page(client, pro_key, query) == raced
+
+
 def test_a_worker_starting_after_writes_moves_the_last_shared_build(shared_cache, db):
     """A worker that starts while writes go on (a new one, or one GUNICORN_MAX_REQUESTS
     recycled) never finds the shared build under the token it reads: it takes the last one
