@@ -50,10 +50,10 @@ from restapi.serializers import (
 from restapi.shapes import HistoryPage, StartupPage, history_page
 from startups.attestation import attestation_payload, attestation_sign, jwks
 from startups.freshness import METHODOLOGY_VERSION, METHODOLOGY_VERSIONS
-from startups.history import revenue_history
+from startups.history import startup_history
 from startups.methodology import methodology_html
 from startups.pagecache import startup_page
-from startups.selectors import category_counts, startup_export, startup_get, startup_ref
+from startups.selectors import category_counts, startup_export, startup_get
 from startups.serializers import (
     StartupDetailSerializer,
     StartupListSerializer,
@@ -252,20 +252,20 @@ class StartupHistoryView(RestView):
         errors=(400, 401, 404, 405, 429, 500),
     )
     def get(self, request: Request, slug: str) -> Response:
-        startup = startup_ref(slug=slug)
-        if startup is None:
-            raise NotFound(f"No startup with slug '{slug}'")
         params = HistoryFilterSerializer(data=request.query_params)
-        params.is_valid()
+        params.is_valid()  # lenient: a date it cannot read is no bound
         start, end = params.bounds()
+        found = startup_history(slug=slug, start=start, end=end)
+        if found is None:
+            raise NotFound(f"No startup with slug '{slug}'")
+        stored, days = found
         with self.reserve(request, wanted=1) as reservation:
-            snapshots = list(revenue_history(startup=startup, start=start, end=end))
             reservation.use(1)
-        data = shape_snapshots(snapshots)
+        data = shape_snapshots(days)
         return Response(
             history_page(
                 data,
-                slug=startup.slug,
+                slug=stored,
                 start=start.isoformat() if start else None,
                 end=end.isoformat() if end else None,
                 status=reservation.status,

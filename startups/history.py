@@ -7,11 +7,13 @@ snapshot at least 30 days older, and is stored on the startup so lists can sort 
 
 from datetime import UTC, date, datetime, timedelta
 from functools import partial
+from typing import NamedTuple
 
-from django.db import transaction
+from django.db import router, transaction
 from django.db.models import QuerySet
 
 from core import plainsql
+from startups import listsql
 from startups.changes import api_fields, nothing_visible, startup_change_record
 from startups.models import RevenueSnapshot, Startup, Verification
 
@@ -125,3 +127,26 @@ def revenue_history(
     if end is not None:
         snapshots = snapshots.filter(date__lte=end)
     return snapshots
+
+
+class Day(NamedTuple):
+    """One day of a history as the API shows it (listsql.HISTORY_COLUMNS)."""
+
+    date: date
+    mrr: int | None
+    arr: int | None
+    customers: int
+    last_30_days: int
+
+
+def startup_history(
+    *, slug: str, start: date | None = None, end: date | None = None
+) -> tuple[str, list[Day]] | None:
+    """The published startup `slug` (its slug as stored) and its days from `start` to `end`
+    (inclusive, either open), oldest first; None when no published startup has that slug.
+    One statement (startups/listsql.py), read where the router reads snapshots."""
+    found = listsql.history_rows(slug, start, end, db=router.db_for_read(RevenueSnapshot))
+    if found is None:
+        return None
+    stored, rows = found
+    return stored, [Day(*row) for row in rows]

@@ -396,11 +396,3 @@ def startup_get(*, slug: str, db: str | None = None) -> Startup | None:
     """One published startup with everything its detail view shows, or None."""
     monthly = Prefetch("verification__monthly", queryset=MonthlyRevenue.objects.order_by("month"))
     return profile_in(published_startups(db=db), slug, monthly)
-
-
-def startup_ref(*, slug: str, db: str | None = None) -> Startup | None:
-    """The published startup named `slug` with its id and slug only (what its history needs),
-    or None: one statement, where `startup_get` reads the whole profile in four."""
-    if not storable_slug(slug):
-        return None
-    return published_startups(db=db).only("id", "slug").filter(slug=slug).first()

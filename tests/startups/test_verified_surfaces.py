@@ -216,6 +216,31 @@ def test_each_successful_sync_records_the_day_last_of_the_day_wins_earlier_days_
     assert loose["meta"]["count"] == 2 and loose["meta"]["from"] is None
 
 
+def test_a_history_range_without_days_is_empty_and_an_unpublished_startups_is_not_found(client):
+    """The startup and its days are read together (one statement, its days joined to it):
+    a range holding none of its days is still its history (200, no days), never a 404;
+    an unpublished startup's days are nobody's."""
+    startup = make_startup(slug="range-co", mrr=1)
+    make_verification(startup, mrr=100, customers=3, last_30_days=90)
+    for day in (1, 2):
+        revenue_snapshot_record(startup=startup, now=datetime(2026, 10, day, 9, tzinfo=UTC))
+    url = "/api/v1/startups/range-co/history"
+    for bounds in (
+        {"from": "2026-10-03"},
+        {"to": "2026-09-30"},
+        {"from": "2026-10-02", "to": "2026-10-01"},
+    ):
+        body = client.get(url, bounds).json()
+        assert body["data"] == [] and body["meta"]["count"] == 0, bounds
+        assert body["meta"]["slug"] == "range-co"
+    both = client.get(url, {"from": "2026-10-01", "to": "2026-10-02"}).json()
+    assert [row["date"] for row in both["data"]] == ["2026-10-01", "2026-10-02"]
+    Startup.objects.filter(pk=startup.pk).update(is_published=False)
+    readcache.clear_local()
+    missing = client.get(url)
+    assert missing.status_code == 404 and missing.json()["error"]["code"] == "not_found"
+
+
 def test_sync_revenue_records_a_snapshot(client):
     connection = connect_demo("cmd-co")
     out = io.StringIO()
