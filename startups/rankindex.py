@@ -44,6 +44,7 @@ from django.db import connections, transaction
 from django.db.models import Q
 from django.db.models.functions import Lower
 
+from startups import listsql
 from startups.models import Startup
 from startups.selectors import (
     DEFAULT_SORT,
@@ -396,8 +397,8 @@ class RankIndex:
         query, a count over the group (tens of thousands of rows in the trailing block at
         100,000). The caller checks the data token afterwards, so the database read here is
         of the data the index holds."""
-        own = published_startups(db=db).filter(slug=after.slug).values_list("id", "name", "mrr")
-        if (found := own.first()) is not None and found[1:] == (after.name, after.mrr):
+        found = listsql.sort_key_of(after.slug, db=db)
+        if found is not None and found[1:] == (after.name, after.mrr):
             place = self.place(found[0])
             if place is not None and self._mrr_at(place) == after.mrr:
                 return place + 1

@@ -382,6 +382,47 @@ def test_a_page_in_any_order_compiles_no_query_once_its_statements_are_compiled(
     assert compiled == []
 
 
+def compiled_queries(monkeypatch) -> list:
+    """The models of the ORM queries compiled from here on."""
+    from django.db.models.sql.compiler import SQLCompiler
+
+    compiled, original = [], SQLCompiler.as_sql
+
+    def counted(self, *args, **kwargs):
+        compiled.append(self.query.model)
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(SQLCompiler, "as_sql", counted)
+    return compiled
+
+
+def test_cursor_pages_and_histories_compile_no_query_once_their_statements_are(
+    client, pro_key, settings, monkeypatch
+):
+    """A cursor page looks its own startup up by slug, and a history reads the startup and its
+    days: each statement compiled once per connection, later requests only substitute their
+    values. Through the ORM the cursor's lookup was compiled on every page (cursor pages at
+    0.6x a numbered page's rate) and the history's two queries on every request."""
+    settings.LIST_CACHE_SECONDS = 0
+    dataset(random.Random(5))
+    first = list_page(client, pro_key, "?limit=5")
+    second = list_page(client, pro_key, f"?limit=5&cursor={first['meta']['nextCursor']}")
+    slugs = [row["slug"] for row in first["data"]]
+    client.get(f"/api/v1/startups/{slugs[0]}/history", HTTP_X_API_KEY=pro_key)
+    compiled = compiled_queries(monkeypatch)
+    third = list_page(client, pro_key, f"?limit=5&cursor={second['meta']['nextCursor']}")
+    history = client.get(
+        f"/api/v1/startups/{slugs[1]}/history", {"from": "2026-01-01"}, HTTP_X_API_KEY=pro_key
+    )
+    missing = client.get("/api/v1/startups/no-such-startup/history", HTTP_X_API_KEY=pro_key)
+    assert compiled == []
+    assert history.status_code == 200 and history.json()["meta"]["slug"] == slugs[1]
+    assert missing.status_code == 404
+    readcache.clear_local()
+    settings.READ_CACHE_SECONDS = 0  # the plain SQL path gives the same page
+    assert list_page(client, pro_key, f"?limit=5&cursor={second['meta']['nextCursor']}") == third
+
+
 # --- one build shared between processes (Redis) -----------------------------------------------
 
 
