@@ -44,7 +44,7 @@ from mcpserver.bounds import (
     result_chars,
 )
 from startups.aiselectors import AiFilters, ai_enabled_startups, ai_startup_get, ai_startup_list
-from startups.history import revenue_history
+from startups.history import startup_history
 from startups.serializers import SnapshotSerializer
 
 
@@ -255,14 +255,17 @@ def _by_industry(request: HttpRequest, args: dict) -> dict:
 
 
 def _history(request: HttpRequest, args: dict) -> dict:
-    startup = ai_enabled_startups(db=readcache.fill_db()).filter(slug=args["slug"]).first()
-    if startup is None:
+    db = readcache.fill_db()  # the startup and its days from one database
+    startup = ai_enabled_startups(db=db).filter(slug=args["slug"]).first()
+    window = {"start": args.get("from"), "end": args.get("to"), "db": db}
+    found = None if startup is None else startup_history(slug=startup.slug, **window)
+    if found is None:
         raise ToolError(
             f"No AI-enabled startup has slug '{args['slug']}'. "
             "Call search_startups to find valid slugs."
         )
     involves([startup])
-    days = list(revenue_history(startup=startup, start=args.get("from"), end=args.get("to")))
+    days = found[1]
     kept = days if args["detail"] else days[-COMPACT_DAYS:]
     answer = HistorySerializer({"slug": startup.slug, "count": len(kept), "history": kept}).data
     if len(kept) < len(days):

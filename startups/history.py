@@ -10,7 +10,6 @@ from functools import partial
 from typing import NamedTuple
 
 from django.db import router, transaction
-from django.db.models import QuerySet
 
 from core import plainsql
 from startups import listsql
@@ -117,18 +116,6 @@ def _growth_after_writing(*, startup: Startup, day: date) -> float | None:
     return growth_ratio(current=latest[1], earlier=base[0][1]) if base else None
 
 
-def revenue_history(
-    *, startup: Startup, start: date | None = None, end: date | None = None
-) -> QuerySet[RevenueSnapshot]:
-    """The startup's snapshots from `start` to `end` (inclusive, either open), oldest first."""
-    snapshots = RevenueSnapshot.objects.filter(startup=startup).order_by("date")
-    if start is not None:
-        snapshots = snapshots.filter(date__gte=start)
-    if end is not None:
-        snapshots = snapshots.filter(date__lte=end)
-    return snapshots
-
-
 class Day(NamedTuple):
     """One day of a history as the API shows it (listsql.HISTORY_COLUMNS)."""
 
@@ -140,12 +127,14 @@ class Day(NamedTuple):
 
 
 def startup_history(
-    *, slug: str, start: date | None = None, end: date | None = None
+    *, slug: str, start: date | None = None, end: date | None = None, db: str | None = None
 ) -> tuple[str, list[Day]] | None:
     """The published startup `slug` (its slug as stored) and its days from `start` to `end`
     (inclusive, either open), oldest first; None when no published startup has that slug.
-    One statement (startups/listsql.py), read where the router reads snapshots."""
-    found = listsql.history_rows(slug, start, end, db=router.db_for_read(RevenueSnapshot))
+    One statement (startups/listsql.py), read from `db` (None: where the router reads
+    snapshots)."""
+    db = db or router.db_for_read(RevenueSnapshot)
+    found = listsql.history_rows(slug, start, end, db=db)
     if found is None:
         return None
     stored, rows = found

@@ -32,7 +32,7 @@ from startups.selectors import (
 # parameters (within every integer column's range: the ORM drops a value outside it).
 _MARK = 1_987_654_320
 _BIGINT = 2**63 - 1
-# A slug no startup has (slugs are ASCII), and two days no snapshot has.
+# A slug and two days found again among the compiled parameters (never sent to the database).
 _SLUG_MARK = "slug-stand-in-\u00b6"
 _DAY_MARKS = (date(1001, 1, 1), date(1002, 2, 2))
 
