@@ -117,7 +117,7 @@ def _growth_after_writing(*, startup: Startup, day: date) -> float | None:
 
 
 class Day(NamedTuple):
-    """One day of a history as the API shows it (listsql.HISTORY_COLUMNS)."""
+    """One day of a history as the API shows it: the snapshot's columns read, in order."""
 
     date: date
     mrr: int | None
@@ -134,7 +134,7 @@ def startup_history(
     One statement (startups/listsql.py), read from `db` (None: where the router reads
     snapshots)."""
     db = db or router.db_for_read(RevenueSnapshot)
-    found = listsql.history_rows(slug, start, end, db=db)
+    found = listsql.history_rows(slug, start, end, columns=Day._fields, db=db)
     if found is None:
         return None
     stored, rows = found

@@ -139,15 +139,12 @@ def ordered_ids(
     return [row[0] for row in found], (found[0][1] if found else None)
 
 
-# A history's columns after the slug: each snapshot's day and the figures it shows.
-HISTORY_COLUMNS = ("date", "mrr", "arr", "customers", "last_30_days")
-
-
 def history_rows(
-    slug: str, start: date | None, end: date | None, *, db: str
+    slug: str, start: date | None, end: date | None, *, columns: tuple[str, ...], db: str
 ) -> tuple[str, list[tuple]] | None:
     """The published startup `slug` (its slug as stored) and its snapshots from `start` to
-    `end` (inclusive, either open), oldest first, each a tuple of HISTORY_COLUMNS; None when
+    `end` (inclusive, either open), oldest first, each a tuple of the snapshot's `columns`
+    (the first its `date`); None when
     no published startup has that slug. One prepared statement (the startup left-joined to
     its snapshots of the range): through the ORM the history was two statements compiled
     anew on each request and a model instance per day, about 1 ms of CPU."""
@@ -161,10 +158,10 @@ def history_rows(
         in_range = Q(snapshots__date__gte=first, snapshots__date__lte=last)
         qs = published_startups(db=db).filter(slug=_SLUG_MARK)
         qs = qs.annotate(day=FilteredRelation("snapshots", condition=in_range))
-        days = [f"day__{column}" for column in HISTORY_COLUMNS]
+        days = [f"day__{column}" for column in columns]
         return _Compiled(qs.order_by("day__date").values_list("slug", *days), marks, db=db)
 
-    statement = _compiled(db, ("history",), make)
+    statement = _compiled(db, ("history", columns), make)
     bounds = (adapt(start or date.min), adapt(end or date.max))
     rows = statement.rows([slug, *bounds], db=db, prepare=True)
     if not rows:

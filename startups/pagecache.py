@@ -354,10 +354,7 @@ def _term_places(
         # Inside a read snapshot nothing waits for another's search: an open transaction
         # holds a pooler's (PgBouncer's) server connection all the while. Its places are
         # exact for this index: read at its token.
-        places = index.fetch_term(term, db=db)
-        index.keep_term(term, places)
-        _share_term(index, term, places)
-        return places
+        return _kept_term(index, term, index.fetch_term(term, db=db))
     key = (index.build_id, term)
     with _TERM_FETCHES_LOCK:
         running = _TERM_FETCHES.get(key)
@@ -381,14 +378,19 @@ def _term_places(
         places = index.fetch_term(term, db=db)
         if raced := _raced(token):
             return raced  # a write committed meanwhile: the places may be newer than the index
-        index.keep_term(term, places)
-        _share_term(index, term, places)
-        return places
+        return _kept_term(index, term, places)
     finally:
         if claimed:
             cache.delete(claim)  # shared or given up: nobody waits for this search any more
         with _TERM_FETCHES_LOCK:
             _TERM_FETCHES.pop(key).set()
+
+
+def _kept_term(index: rankindex.RankIndex, term: str, places: array) -> array:
+    """`term`'s places, fetched for this build: kept here and shared with the other processes."""
+    index.keep_term(term, places)
+    _share_term(index, term, places)
+    return places
 
 
 # How many times a list page goes round the rank index when writes keep committing while it
