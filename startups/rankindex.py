@@ -22,8 +22,9 @@ same groups of equal MRR, read from the last one back) are walked here too; the 
 walk their own index in SQL for the page's ids. The structure is exact for the data it was
 built from; startups/pagecache.py keeps one per process under the data token and never uses
 an old one. A write moves its startups' entries (startups/rankmoves.py: the Change rows since the
-build, the changed startups read again, each one's new place counted within its group of
-equal MRR) into a copy, in milliseconds; a rebuild reads every startup (seconds at 1,000,000)
+build, the changed startups read again, each one's new place found within its group of
+equal MRR; the places of categories and terms brought forward when used) into a copy, in
+milliseconds; a rebuild reads every startup (seconds at 1,000,000)
 and happens only when many startups changed at once or the token started a new epoch (the SQL
 path answers while it runs).
 """
@@ -67,9 +68,11 @@ NARROW, WIDE = "i", "q"
 # the payload it knows (a rolling deploy runs old and new processes on one Redis). Bump it,
 # with pagecache.RANK_INDEX_KEY, at any change to either.
 SHARED_FORMAT = 2
-# A moved copy whose places of a category or term are still its source's, to be remapped on
-# first use, remaps them at once past this many moves in a row (bounds the chain it holds).
-MAX_PENDING_MOVES = 16
+# The moves a copy keeps (startups/rankmoves.py `Step`): the places of a category or term
+# kept at an older move are brought to the copy's on first use, through the moves since,
+# composed into one; a term kept further back is searched again, a category brought forward
+# by the move that would leave it behind.
+MAX_STEPS = 256
 # Term place sets kept per structure, in all at most this many times the dataset's size.
 MAX_TERM_PLACES = 4
 # The places whose union a `q` or `category` filter keeps; None: no such filter.
@@ -126,35 +129,9 @@ def appended(values: array, value: int) -> array:
     return values
 
 
-class Pending:
-    """Sorted places of a moved copy not computed yet: those of the index it was moved from
-    (`source`, itself perhaps pending), and how the move maps them (`remap`). A move leaves
-    the places of every category and kept term pending instead of copying them all (up to
-    MAX_TERM_PLACES + 1 times the dataset's size, at every write); the first use computes
-    them once, for this copy and the copies moved on from it (then the source is let go)."""
-
-    __slots__ = ("depth", "size", "state")
-
-    def __init__(self, source: "array | Pending", remap: Callable[[array], array], size: int):
-        # (source, remap), then (places, None) once computed: one attribute, replaced whole.
-        self.state: tuple = (source, remap)
-        self.size = size  # about len(): the source's, plus the places put in
-        # Pending moves in a row behind this one (at most: some may be computed since).
-        self.depth = source.depth + 1 if isinstance(source, Pending) else 1
-
-    def __len__(self) -> int:
-        return self.size
-
-    def resolve(self) -> array:
-        source, remap = self.state
-        if remap is None:
-            return source
-        places = remap(source.resolve() if isinstance(source, Pending) else source)
-        self.state = (places, None)  # two threads may both compute it: the same places
-        return places
-
-
-Places = array | Pending
+# A category's or term's sorted places and the move (`RankIndex.version`) they are of: a move
+# hands them on as they are, the first use brings them to its copy's (`RankIndex.caught_up`).
+Kept = tuple[int, array]
 
 
 @dataclass
@@ -162,19 +139,30 @@ class RankIndex:
     ids: array  # ids in the default order
     neg_mrr: array  # -mrr of the ranked prefix of `ids`
     position: array  # id -> index in `ids` + 1
-    # stored category -> sorted indexes into `ids` (Pending in a moved copy: see `places_of`)
-    categories: dict[str, Places]
+    # stored category -> sorted indexes into `ids` (arrays given are of this version: Kept)
+    categories: dict[str, Kept | array]
     # Names this build: term places are shared between processes holding the same build.
     build_id: str = field(default_factory=lambda: secrets.token_hex(8))
     # The build_id of the build this one was moved from (startups/rankmoves.py), else its own.
     root: str = ""
     # q term -> sorted indexes of the startups it finds (filled on use, see fetch_term)
-    terms: OrderedDict[str, Places] = field(default_factory=OrderedDict)
+    terms: OrderedDict[str, Kept] = field(default_factory=OrderedDict)
+    # Moves since the build `root` (0: the build itself), and the last MAX_STEPS of them with
+    # the function that brings older places through them (startups/rankmoves.py).
+    version: int = 0
+    steps: tuple = ()
+    catch_up: Callable[["RankIndex", array, int, Callable], array | None] | None = None
     _term_places: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    # Moves composed once per version brought forward (rankmoves.catch_up).
+    composed: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.root = self.root or self.build_id
+        self.categories = {
+            name: places if isinstance(places, tuple) else (self.version, places)
+            for name, places in self.categories.items()
+        }
 
     def shared_form(self) -> tuple:
         """What another process needs to use this build (its arrays pickle as their bytes),
@@ -183,15 +171,24 @@ class RankIndex:
         return (SHARED_FORMAT, self.build_id, self.ids, self.neg_mrr, self.position, categories)
 
     def category_places(self, name: str) -> array:
-        return self.places_of(self.categories, name)
-
-    def places_of(self, kept: dict[str, Places], key: str) -> array:
-        """`kept[key]`, remapped here first if it is still pending (then kept remapped)."""
+        """The category's places, brought to this copy's move here first if they are older."""
         with self._lock:
-            places = kept[key]
-            if isinstance(places, Pending):
-                kept[key] = places = places.resolve()
+            version, places = self.categories[name]
+            if version != self.version:
+                places = self.caught_up(places, version, lambda entry: entry.category == name)
+                if places is None:  # (never: a move brings them on before it would be)
+                    raise RuntimeError(f"category {name!r} fell behind the moves kept")
+                self.categories[name] = (self.version, places)
             return places
+
+    def caught_up(self, places: array, version: int, finds: Callable) -> array | None:
+        """`places`, of the move `version`, brought to this copy's (`finds`: whether a startup
+        put in since is among them); None when the moves since are no longer kept."""
+        if version == self.version:
+            return places
+        if self.catch_up is None or self.version - version > len(self.steps):
+            return None
+        return self.catch_up(self, places, version, finds)
 
     @classmethod
     def from_shared_form(cls, form: tuple) -> "RankIndex | None":
@@ -350,12 +347,22 @@ class RankIndex:
         return None
 
     def cached_term(self, term: str) -> array | None:
+        """The places of a kept term, brought to this copy's move first if they are older;
+        None when it is not kept, or was kept further back than the moves kept (it is
+        searched again)."""
         with self._lock:
-            if (places := self.terms.get(term)) is None:
+            if (kept := self.terms.get(term)) is None:
                 return None
+            version, places = kept
+            if version != self.version:
+                places = self.caught_up(places, version, lambda entry: term in entry.terms)
+                self._term_places -= len(kept[1])
+                if places is None:
+                    del self.terms[term]
+                    return None
+                self.terms[term] = (self.version, places)
+                self._term_places += len(places)
             self.terms.move_to_end(term)
-            if isinstance(places, Pending):
-                self.terms[term] = places = places.resolve()
             return places
 
     def fetch_term(self, term: str, *, db: str) -> array:
@@ -379,11 +386,11 @@ class RankIndex:
         least recently used first out, about MAX_TERM_PLACES times the dataset's size in all."""
         with self._lock:
             if (old := self.terms.pop(term, None)) is not None:
-                self._term_places -= len(old)
-            self.terms[term] = places
+                self._term_places -= len(old[1])
+            self.terms[term] = (self.version, places)
             self._term_places += len(places)
             while self._term_places > MAX_TERM_PLACES * max(1, len(self.ids)) and self.terms:
-                self._term_places -= len(self.terms.popitem(last=False)[1])
+                self._term_places -= len(self.terms.popitem(last=False)[1][1])
 
     def _mrr_at(self, place: int) -> int | None:
         return -self.neg_mrr[place] if place < self.ranked else None

@@ -1,34 +1,41 @@
 """Moving the rank index on from one data token to the next (startups/rankindex.py): the
 Change rows in between name the startups that changed; each is read again and put at its new
-place (counted within its group of equal MRR, in the database's own name order) into a copy
-of the index, in milliseconds, instead of a rebuild that reads every startup (seconds at
-1,000,000). startups/pagecache.py calls `follow` when a request brings a newer token."""
+place (found within its group of equal MRR by a search in the database's own name order,
+`staying_ahead`) into a copy of the index, in milliseconds, the places of categories and
+kept terms handed on as they are and brought forward on use (`catch_up`), instead of a
+rebuild that reads every startup (seconds at 1,000,000). startups/pagecache.py calls
+`follow` when a request brings a newer token."""
 
 import hashlib
 from array import array
-from bisect import bisect_left, insort
+from bisect import bisect_left, bisect_right, insort
 from collections import OrderedDict
 from collections.abc import Iterable
-from dataclasses import dataclass, field
-from functools import partial
+from dataclasses import dataclass, field, replace
 
 import numpy
-from django.db.models import BooleanField, ExpressionWrapper, Q
-from django.db.models.functions import Lower
+from django.db.models import BooleanField, ExpressionWrapper
 
 from core import rowcopies
-from startups.models import Change
+from startups.models import Change, Startup
 from startups.rankindex import (
-    MAX_PENDING_MOVES,
+    MAX_STEPS,
     NARROW,
     PLACE,
     WIDE,
-    Pending,
-    Places,
     RankIndex,
     unaffected_by,
 )
-from startups.selectors import DEFAULT_SORT, After, after_name, published_startups, search
+from startups.selectors import (
+    SORT_ORDERS,
+    StartupFilters,
+    published_startups,
+    search,
+    startup_list,
+)
+
+# The order within a group of equal MRR (selectors.RANK_ORDER after its MRR).
+NAME_ORDER = SORT_ORDERS["name-asc"][1:]
 
 # More changed startups than this between two data tokens: a rebuild reads them all instead.
 MAX_MOVED = 2_000
@@ -59,44 +66,84 @@ def apply_changes(index: RankIndex, *, after: int, upto: int, db: str) -> RankIn
     changed = {startup_id for startup_id, _, _ in found}
     if len(changed) > MAX_MOVED:
         return None
+    # The changed startups as they are now, in the default order: their order among
+    # themselves in the new index.
     rows = list(
-        published_startups(db=db)
+        startup_list(filters=StartupFilters())
+        .using(db)
         .filter(id__in=changed)
         .values("id", "name", "slug", "mrr", "category", "description")
     )
-    found_terms = terms_finding(rows, index.term_names(), db=db)
-    ranked = [row["mrr"] for row in rows if row["mrr"] is not None]
-    gone = [p for p in map(index.place, changed) if p is not None]
-    ranked_staying = index.ranked - sum(1 for p in gone if p < index.ranked)
-    placed = []
-    for row in rows:
-        mrr = row["mrr"]
-        if mrr is None:  # after every ranked startup, those staying and those changed
-            ahead = ranked_staying + len(ranked)
-        else:  # the startups with more MRR: those staying (binary search), those changed
-            more = bisect_left(index.neg_mrr, -mrr)
-            ahead = more - sum(1 for p in gone if p < more) + sum(1 for m in ranked if m > mrr)
-        cursor = After(sort=DEFAULT_SORT, slug=row["slug"], name=row["name"], mrr=mrr)
-        group = Q(mrr__isnull=True) if mrr is None else Q(mrr=mrr)
-        # Its group of equal MRR before it, in the database's own name order (collation).
-        within = (
-            published_startups(db=db)
-            .alias(sort_name=Lower("name"))
-            .filter(group, after_name(cursor, descending=True))
-            .count()
+    terms = index.term_names()
+    found_terms = terms_finding(rows, terms, db=db)
+    gone = sorted(p for p in map(index.place, changed) if p is not None)
+    ahead = staying_ahead(index, rows, gone, db=db)
+    placed = [
+        Placed(
+            place=ahead[n] + n,  # the startups staying ahead of it, and the changed ones
+            startup_id=row["id"],
+            neg_mrr=None if row["mrr"] is None else -row["mrr"],
+            category=row["category"],
+            terms=found_terms[row["id"]],
         )
-        placed.append(
-            Placed(
-                place=ahead + within,
-                startup_id=row["id"],
-                neg_mrr=None if mrr is None else -mrr,
-                category=row["category"],
-                terms=found_terms[row["id"]],
-            )
-        )
-    copy = moved(index, changed, placed)
+        for n, row in enumerate(rows)
+    ]
+    copy = moved(index, changed, placed, terms)
     copy.root, copy.build_id = index.root, moved_build_id(index.root, upto)
     return copy
+
+
+# Startups whose sort keys one statement compares with each changed startup's, per round of
+# the search for its place within its group of equal MRR.
+PROBES = 64
+
+
+def staying_ahead(index: RankIndex, rows: list[dict], gone: list[int], *, db: str) -> list[int]:
+    """For each changed startup (`rows`, as they are now), how many of the startups that stay
+    (those of `index` not at the places `gone`) come before it in the new order: those with
+    more MRR (binary search), then those of its group of equal MRR (or, without MRR, the
+    trailing block) before it by name and slug. The group is in `index` in that order, so its
+    staying startups before it are a prefix, found by a search that narrows the group
+    PROBES-fold a round: each round, one statement orders the probed startups of every
+    changed one together with them, in the database's own name order (its collation). A
+    COUNT over the group instead walked every startup of it (tens of thousands in the
+    trailing block at 100,000), one statement per changed startup, at every move."""
+    spans = []  # per changed startup: the old places [lo, hi) still to search
+    for row in rows:
+        if row["mrr"] is None:
+            spans.append((index.ranked, len(index.ids)))
+        else:
+            neg = -row["mrr"]
+            spans.append((bisect_left(index.neg_mrr, neg), bisect_right(index.neg_mrr, neg)))
+    while probed := {n: ps for n, span in enumerate(spans) if (ps := _probes(*span, gone))}:
+        asked = {rows[n]["id"] for n in probed}
+        asked.update(index.ids[p] for ps in probed.values() for p in ps)
+        by_name = Startup.objects.using(db).filter(id__in=asked).order_by(*NAME_ORDER)
+        order = {startup_id: n for n, startup_id in enumerate(by_name.values_list("id", flat=True))}
+        for n, ps in probed.items():  # (a startup deleted since `upto`: the caller reads again)
+            mine = order.get(rows[n]["id"], -1)
+            k = sum(1 for p in ps if order.get(index.ids[p], -1) < mine)  # a prefix of them
+            lo, hi = spans[n]
+            spans[n] = (ps[k - 1] + 1 if k else lo, ps[k] if k < len(ps) else hi)
+    return [lo - bisect_left(gone, lo) for lo, _ in spans]
+
+
+def _probes(lo: int, hi: int, gone: list[int]) -> list[int]:
+    """Up to PROBES places of staying startups in [lo, hi), ascending, spread evenly from
+    `lo` on: every one of them when there are no more; none when none stays there."""
+    found: list[int] = []
+    for n in range(PROBES):
+        place = lo + n * (hi - lo) // PROBES
+        while place < hi and (found and place <= found[-1] or _is_gone(place, gone)):
+            place += 1
+        if place < hi:
+            found.append(place)
+    return found
+
+
+def _is_gone(place: int, gone: list[int]) -> bool:
+    at = bisect_left(gone, place)
+    return at < len(gone) and gone[at] == place
 
 
 # The text `q` searches (selectors.search).
@@ -145,11 +192,15 @@ def moved_build_id(root: str, sequence: int) -> str:
     return hashlib.sha256(f"{root}.{sequence}".encode()).hexdigest()[:16]
 
 
-def moved(index: RankIndex, removed: Iterable[int], placed: list["Placed"]) -> RankIndex:
+def moved(
+    index: RankIndex, removed: Iterable[int], placed: list["Placed"], terms: Iterable[str] = ()
+) -> RankIndex:
     """A copy of `index` with the startups `removed` taken out and those `placed` put
     in at their places (in the new order). `index` is left as it is: requests still
-    reading it see the data it was built for. The places of its categories and terms are
-    not copied here but left pending (`rankindex.Pending`): remapped when a request uses them."""
+    reading it see the data it was built for. The places of its categories and of its kept
+    `terms` (those `placed` were matched against) are handed on as they are, of an older
+    move: a request that uses one brings it forward (`catch_up`); a move costs what
+    changed, however many terms are kept."""
     gone = sorted(p for p in map(index.place, removed) if p is not None)
     placed = sorted(placed)
     ids, neg_mrr = index.ids[:], index.neg_mrr[:]
@@ -161,7 +212,6 @@ def moved(index: RankIndex, removed: Iterable[int], placed: list["Placed"]) -> R
         ids = inserted(ids, entry.place, entry.startup_id)
         if entry.neg_mrr is not None:
             neg_mrr = inserted(neg_mrr, entry.place, entry.neg_mrr)
-    starts = _insert_starts(gone, [entry.place for entry in placed])
     position = index.position[:]
     top = max([len(position) - 1, *(entry.startup_id for entry in placed)])
     position.extend(bytes(position.itemsize * (top + 1 - len(position))))
@@ -172,45 +222,105 @@ def moved(index: RankIndex, removed: Iterable[int], placed: list["Placed"]) -> R
     if events:  # the places that moved: from the first change to where shifts end
         last = len(ids) if len(gone) != len(placed) else max(events) + 2 * len(events) + 1
         _renumber(position, ids, min(events), min(len(ids), last))
-    in_category: dict[str, list[int]] = {}
-    in_term: dict[str, list[int]] = {}
-    for entry in placed:  # ascending places
-        if entry.category is not None:
-            in_category.setdefault(entry.category, []).append(entry.place)
-        for term in entry.terms:
-            in_term.setdefault(term, []).append(entry.place)
-    move = partial(_pending, gone=gone, starts=starts)
-    with index._lock:  # (a request may be remapping one of them meanwhile)
-        kept, sets = list(index.terms.items()), list(index.categories.items())
-    categories = {name: move(places, added=in_category.get(name, ())) for name, places in sets}
-    for name, added in in_category.items():
-        categories.setdefault(name, array(PLACE, added))
-    terms = OrderedDict((term, move(places, added=in_term.get(term, ()))) for term, places in kept)
-    copy = RankIndex(ids=ids, neg_mrr=neg_mrr, position=position, categories=categories)
-    copy.terms = terms
-    copy._term_places = sum(len(places) for places in terms.values())
+    step = Step(gone=tuple(gone), placed=tuple(placed))
+    version = index.version + 1
+    with index._lock:  # (a request may be bringing one of them forward meanwhile)
+        categories = dict(index.categories)
+        kept = OrderedDict(
+            (term, index.terms[term])
+            for term in terms
+            if term in index.terms and version - index.terms[term][0] <= MAX_STEPS
+        )  # (those kept further back are searched again when asked)
+    for entry in placed:  # a category no startup had: none before this move
+        if entry.category is not None and entry.category not in categories:
+            categories[entry.category] = (index.version, array(PLACE))
+    copy = RankIndex(
+        ids=ids,
+        neg_mrr=neg_mrr,
+        position=position,
+        categories=categories,
+        version=version,
+        steps=(*index.steps, step)[-MAX_STEPS:],
+        catch_up=catch_up,
+    )
+    for name, (since, _) in categories.items():  # the moves kept would leave it behind
+        if version - since >= MAX_STEPS:
+            copy.category_places(name)
+    copy.terms = kept
+    copy._term_places = sum(len(places) for _, places in kept.values())
     return copy
 
 
-def _pending(places: Places, *, gone: list[int], starts: list[int], added: Iterable[int]) -> Places:
-    """`places` as the move maps them (`_moved_places`), left for the first use to compute;
-    computed now (with those it depends on) past MAX_PENDING_MOVES in a row."""
-    added = tuple(added)
-    remap = partial(_moved_places, gone=gone, starts=starts, added=added)
-    pending = Pending(places, remap, len(places) + len(added))
-    return pending.resolve() if pending.depth > MAX_PENDING_MOVES else pending
+@dataclass(frozen=True)
+class Step:
+    """One move: the old places taken out (ascending) and the entries put in (`Placed`, in
+    the new order)."""
+
+    gone: tuple[int, ...]
+    placed: tuple["Placed", ...]
 
 
-def _moved_places(
-    places: array, *, gone: list[int], starts: list[int], added: tuple[int, ...]
-) -> array:
-    """The sorted old `places` in the new order (`_remap`), with the new places `added`."""
-    found = _remap(places, gone, starts)
-    if added and found is places:  # (never insert into an array another index holds)
-        found = places[:]
-    for place in added:
-        insort(found, place)
-    return found
+def catch_up(index: RankIndex, places: array, version: int, finds) -> array:
+    """Sorted `places` of the move `version` brought to `index`'s: the moves since composed
+    into one (once per `version`, shared by every category and term of that move), the
+    places that stay remapped in one pass (`_remap`), the startups put in since that `finds`
+    keeps added at their places."""
+    if (composed := index.composed.get(version)) is None:
+        steps = index.steps[len(index.steps) - (index.version - version) :]
+        composed = index.composed[version] = compose(steps)
+    removed, starts, entries = composed
+    found = _remap(places, removed, starts)
+    added = [entry.place for entry in entries if finds(entry)]
+    if not added:
+        return found
+    old = _view(found)
+    merged = numpy.insert(old, numpy.searchsorted(old, added), added)
+    copy = array(found.typecode)
+    _extend(copy, merged.astype(old.dtype))
+    return copy
+
+
+def compose(steps: Iterable[Step]) -> tuple[list[int], list[int], list["Placed"]]:
+    """Moves in a row as one: the places of the first one's order taken out (ascending), the
+    starts of the entries put in (`_insert_starts`) and those entries at their places in the
+    last one's order (the startups changed on the way, as the last change left them)."""
+    removed: list[int] = []  # places of the first order, ascending
+    entries: list[Placed] = []  # places of the order reached so far, ascending
+    for step in steps:
+        before = [entry.place for entry in entries]  # the gone places are of this order
+        dropped, newly = set(), []
+        for place in step.gone:  # an entry put in on the way, or a place of the first order
+            at = bisect_left(before, place)
+            if at < len(before) and before[at] == place:
+                dropped.add(at)
+            else:
+                newly.append(_first_order_place(place - at, removed))
+        entries = [entry for n, entry in enumerate(entries) if n not in dropped]
+        for place in newly:
+            insort(removed, place)
+        starts = _insert_starts(list(step.gone), [entry.place for entry in step.placed])
+        shifted = [
+            replace(entry, place=_shifted(entry.place, step.gone, starts)) for entry in entries
+        ]
+        entries = sorted(shifted + list(step.placed))
+    places = [entry.place for entry in entries]
+    return removed, _insert_starts(removed, places), entries
+
+
+def _first_order_place(rank: int, removed: list[int]) -> int:
+    """The place in the first order of the `rank`-th (from 0) of its places that stay."""
+    place = rank
+    for taken in removed:  # ascending: each one at or before it puts it one further
+        if taken <= place:
+            place += 1
+        else:
+            break
+    return place
+
+
+def _shifted(place: int, gone: Iterable[int], starts: list[int]) -> int:
+    """Where a place that stays goes in a move (`_remap`, for one place)."""
+    return place - sum(1 for g in gone if g < place) + bisect_right(starts, place)
 
 
 def inserted(values: array, place: int, value: int) -> array:

@@ -1050,3 +1050,38 @@ def test_a_move_finds_its_terms_without_asking_the_database_each_ascii_one(db):
     assert (moved.ids, moved.neg_mrr) == (fresh.ids, fresh.neg_mrr)
     for term in terms:
         assert list(moved.cached_term(term)) == list(fresh.fetch_term(term, db="default")), term
+
+
+def test_a_move_places_a_startup_in_a_large_group_without_counting_the_group(db):
+    """A startup that changes within a large group of equal MRR (here the trailing block of
+    startups without MRR, tens of thousands of them at 100,000) is placed among them by a
+    search that narrows the group rankmoves.PROBES-fold a statement, in the database's own
+    name order: a COUNT over the group walked every startup of it at every move. The moved
+    order is the database's."""
+    names = ["alpha", "Alpha", "beta", "Émile", "émile", "zeta", "Ärger", "o'brien", "O Brien"]
+    rng = random.Random(101)
+    Startup.objects.bulk_create(
+        Startup(name=f"{rng.choice(names)} {n % 97}", slug=f"t-{n:05d}", mrr=None)
+        for n in range(rankmoves.PROBES**2 + 500)  # a search of three rounds
+    )
+    make_startup("ranked", slug="ranked", mrr=10)
+    random_write(rng, -1)  # the data token names a sequence from here on
+    built, index = pagecache.RANK_INDEX.current()
+    block = Startup.objects.filter(mrr__isnull=True)
+    movers = [
+        (block.get(slug="t-00007").pk, {"name": "Émile 50"}),  # within the block
+        (block.get(slug="t-01234").pk, {"name": "zzz last"}),
+        (Startup.objects.get(slug="ranked").pk, {"mrr": None, "name": "beta 3"}),  # into it
+        (block.get(slug="t-00100").pk, {"mrr": 10}),  # out of it
+    ]
+    for startup_id, columns in movers:
+        visible_write(startup_id, **columns)
+        now = readcache.read_tokens()["data"]
+        with CaptureQueriesContext(connection) as asked:
+            index = rankmoves.follow(index, since=built, to=now, db="default")
+        built = now
+        statements = [query["sql"].upper() for query in asked.captured_queries]
+        assert not any("COUNT(" in sql for sql in statements)
+        assert len(statements) <= 2 + 3  # its changes, its row, three rounds of the search
+        fresh = rankindex.build(db="default")
+        assert (index.ids, index.neg_mrr) == (fresh.ids, fresh.neg_mrr)
