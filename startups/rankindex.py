@@ -151,7 +151,7 @@ class RankIndex:
     # the function that brings older places through them (startups/rankmoves.py).
     version: int = 0
     steps: tuple = ()
-    catch_up: Callable[["RankIndex", array, int, Callable], array | None] | None = None
+    catch_up: Callable[["RankIndex", array, int, tuple[str, str]], array] | None = None
     _term_places: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock)
     # Moves composed once per version brought forward (rankmoves.catch_up).
@@ -175,20 +175,21 @@ class RankIndex:
         with self._lock:
             version, places = self.categories[name]
             if version != self.version:
-                places = self.caught_up(places, version, lambda entry: entry.category == name)
+                places = self.caught_up(places, version, ("category", name))
                 if places is None:  # (never: a move brings them on before it would be)
                     raise RuntimeError(f"category {name!r} fell behind the moves kept")
                 self.categories[name] = (self.version, places)
             return places
 
-    def caught_up(self, places: array, version: int, finds: Callable) -> array | None:
-        """`places`, of the move `version`, brought to this copy's (`finds`: whether a startup
-        put in since is among them); None when the moves since are no longer kept."""
+    def caught_up(self, places: array, version: int, key: tuple[str, str]) -> array | None:
+        """`places`, of the move `version`, brought to this copy's (`key`: ("category", name)
+        or ("term", term), what they are the places of); None when the moves since are no
+        longer kept."""
         if version == self.version:
             return places
         if self.catch_up is None or self.version - version > len(self.steps):
             return None
-        return self.catch_up(self, places, version, finds)
+        return self.catch_up(self, places, version, key)
 
     @classmethod
     def from_shared_form(cls, form: tuple) -> "RankIndex | None":
@@ -355,7 +356,7 @@ class RankIndex:
                 return None
             version, places = kept
             if version != self.version:
-                places = self.caught_up(places, version, lambda entry: term in entry.terms)
+                places = self.caught_up(places, version, ("term", term))
                 self._term_places -= len(kept[1])
                 if places is None:
                     del self.terms[term]
