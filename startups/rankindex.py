@@ -70,8 +70,7 @@ NARROW, WIDE = "i", "q"
 SHARED_FORMAT = 2
 # The moves a copy keeps (startups/rankmoves.py `Step`): the places of a category or term
 # kept at an older move are brought to the copy's on first use, through the moves since,
-# composed into one; a term kept further back is searched again, a category brought forward
-# by the move that would leave it behind.
+# composed into one, or by the move that would leave them behind.
 MAX_STEPS = 256
 # Term place sets kept per structure, in all at most this many times the dataset's size.
 MAX_TERM_PLACES = 4
@@ -347,10 +346,9 @@ class RankIndex:
             return False if places is None else [places]
         return None
 
-    def cached_term(self, term: str) -> array | None:
-        """The places of a kept term, brought to this copy's move first if they are older;
-        None when it is not kept, or was kept further back than the moves kept (it is
-        searched again)."""
+    def cached_term(self, term: str, *, recent: bool = True) -> array | None:
+        """The places of a kept term, brought to this copy's move first if they are older
+        (`recent`: and marked as the most recently used); None when it is not kept."""
         with self._lock:
             if (kept := self.terms.get(term)) is None:
                 return None
@@ -363,7 +361,8 @@ class RankIndex:
                     return None
                 self.terms[term] = (self.version, places)
                 self._term_places += len(places)
-            self.terms.move_to_end(term)
+            if recent:
+                self.terms.move_to_end(term)
             return places
 
     def fetch_term(self, term: str, *, db: str) -> array:

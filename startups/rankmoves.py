@@ -226,11 +226,7 @@ def moved(
     version = index.version + 1
     with index._lock:  # (a request may be bringing one of them forward meanwhile)
         categories = dict(index.categories)
-        kept = OrderedDict(
-            (term, index.terms[term])
-            for term in terms
-            if term in index.terms and version - index.terms[term][0] <= MAX_STEPS
-        )  # (those kept further back are searched again when asked)
+        kept = OrderedDict((term, index.terms[term]) for term in terms if term in index.terms)
     for entry in placed:  # a category no startup had: none before this move
         if entry.category is not None and entry.category not in categories:
             categories[entry.category] = (index.version, array(PLACE))
@@ -243,11 +239,17 @@ def moved(
         steps=(*index.steps, step)[-MAX_STEPS:],
         catch_up=catch_up,
     )
-    for name, (since, _) in categories.items():  # the moves kept would leave it behind
-        if version - since >= MAX_STEPS:
-            copy.category_places(name)
     copy.terms = kept
     copy._term_places = sum(len(places) for _, places in kept.values())
+    # Those the moves kept would leave behind are brought forward now: each category and term
+    # once per MAX_STEPS moves at most (a term dropped instead was searched again, and under
+    # tens of writes a second such searches kept racing the writes).
+    for name, (since, _) in categories.items():
+        if version - since >= MAX_STEPS:
+            copy.category_places(name)
+    for term, (since, _) in kept.items():
+        if version - since >= MAX_STEPS:
+            copy.cached_term(term, recent=False)
     return copy
 
 
