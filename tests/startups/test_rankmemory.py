@@ -128,7 +128,7 @@ def spy_on(searched: list):
 
 def test_moves_composed_into_one_give_the_places_of_one_move_at_a_time():
     """A term's or category's places brought forward through many moves at once
-    (rankmoves.compose: the places that stay remapped in one pass, those put in since
+    (rankmoves.Composed: the places that stay remapped in one pass, those put in since
     added) are the places its startups have after the last move, for random moves that
     take startups out, put new ones in and move changed ones (whose text may no longer
     match), on an index of plain arrays."""
