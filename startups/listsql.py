@@ -144,10 +144,10 @@ def history_rows(
 ) -> tuple[str, list[tuple]] | None:
     """The published startup `slug` (its slug as stored) and its snapshots from `start` to
     `end` (inclusive, either open), oldest first, each a tuple of the snapshot's `columns`
-    (the first its `date`); None when
-    no published startup has that slug. One prepared statement (the startup left-joined to
-    its snapshots of the range): through the ORM the history was two statements compiled
-    anew on each request and a model instance per day, about 1 ms of CPU."""
+    (the first its `date`); None when no published startup has that slug. One prepared
+    statement (the startup left-joined to its snapshots of the range): through the ORM the
+    history was two statements compiled anew on each request and a model instance per
+    day, about 1 ms of CPU."""
     if not storable_slug(slug):
         return None
     adapt = connections[db].ops.adapt_datefield_value

@@ -129,7 +129,7 @@ def appended(values: array, value: int) -> array:
 
 
 # A category's or term's sorted places and the move (`RankIndex.version`) they are of: a move
-# hands them on as they are, the first use brings them to its copy's (`RankIndex.caught_up`).
+# hands them on as they are, the first use brings them to its copy's (`RankIndex._brought_forward`).
 Kept = tuple[int, array]
 
 
@@ -172,23 +172,19 @@ class RankIndex:
     def category_places(self, name: str) -> array:
         """The category's places, brought to this copy's move here first if they are older."""
         with self._lock:
-            version, places = self.categories[name]
-            if version != self.version:
-                places = self.caught_up(places, version, ("category", name))
-                if places is None:  # (never: a move brings them on before it would be)
-                    raise RuntimeError(f"category {name!r} fell behind the moves kept")
-                self.categories[name] = (self.version, places)
-            return places
+            return self._brought_forward(self.categories, name, "category")
 
-    def caught_up(self, places: array, version: int, key: tuple[str, str]) -> array | None:
-        """`places`, of the move `version`, brought to this copy's (`key`: ("category", name)
-        or ("term", term), what they are the places of); None when the moves since are no
-        longer kept."""
-        if version == self.version:
-            return places
-        if self.catch_up is None or self.version - version > len(self.steps):
-            return None
-        return self.catch_up(self, places, version, key)
+    def _brought_forward(self, kept: dict[str, Kept], name: str, kind: str) -> array:
+        """`kept[name]`'s places at this copy's move, brought forward through the moves since
+        (`catch_up`, startups/rankmoves.py) and kept so when they are older. Under `_lock`."""
+        version, places = kept[name]
+        if version != self.version:
+            if self.catch_up is None or self.version - version > len(self.steps):
+                # (never: a move brings them forward before they would fall behind)
+                raise RuntimeError(f"the {kind} {name!r} fell behind the moves kept")
+            places = self.catch_up(self, places, version, (kind, name))
+            kept[name] = (self.version, places)
+        return places
 
     @classmethod
     def from_shared_form(cls, form: tuple) -> "RankIndex | None":
@@ -352,15 +348,8 @@ class RankIndex:
         with self._lock:
             if (kept := self.terms.get(term)) is None:
                 return None
-            version, places = kept
-            if version != self.version:
-                places = self.caught_up(places, version, ("term", term))
-                self._term_places -= len(kept[1])
-                if places is None:
-                    del self.terms[term]
-                    return None
-                self.terms[term] = (self.version, places)
-                self._term_places += len(places)
+            places = self._brought_forward(self.terms, term, "term")
+            self._term_places += len(places) - len(kept[1])
             if recent:
                 self.terms.move_to_end(term)
             return places

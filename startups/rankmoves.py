@@ -27,15 +27,15 @@ from startups.rankindex import (
     unaffected_by,
 )
 from startups.selectors import (
-    SORT_ORDERS,
+    RANK_ORDER,
     StartupFilters,
     published_startups,
     search,
     startup_list,
 )
 
-# The order within a group of equal MRR (selectors.RANK_ORDER after its MRR).
-NAME_ORDER = SORT_ORDERS["name-asc"][1:]
+# The order within a group of equal MRR: the default order's after its MRR.
+NAME_ORDER = RANK_ORDER[1:]
 
 # More changed startups than this between two data tokens: a rebuild reads them all instead.
 MAX_MOVED = 2_000
@@ -247,7 +247,7 @@ def moved(
     for name, (since, _) in categories.items():
         if version - since >= MAX_STEPS:
             copy.category_places(name)
-    for term, (since, _) in kept.items():
+    for term, (since, _) in list(kept.items()):
         if version - since >= MAX_STEPS:
             copy.cached_term(term, recent=False)
     return copy
@@ -277,7 +277,7 @@ def catch_up(index: RankIndex, places: array, version: int, key: tuple[str, str]
     old = _view(found)
     merged = numpy.insert(old, numpy.searchsorted(old, added), added)
     copy = array(found.typecode)
-    _extend(copy, merged.astype(old.dtype))
+    _extend(copy, merged)  # (numpy.insert keeps the places' item type)
     return copy
 
 
@@ -319,8 +319,9 @@ class Composed:
                 - numpy.searchsorted(gone, places, side="left")
                 + numpy.searchsorted(starts, places, side="right")
             )
-            order = numpy.argsort(numpy.concatenate([places, new]), kind="stable")
-            places = numpy.concatenate([places, new])[order]
+            places = numpy.concatenate([places, new])
+            order = numpy.argsort(places, kind="stable")
+            places = places[order]
             added = numpy.arange(len(payload), len(payload) + len(new))
             which = numpy.concatenate([which, added])[order]
             payload.extend(step.placed)
