@@ -42,7 +42,6 @@ from heapq import merge
 from itertools import chain, compress, islice
 
 from django.db import connections, transaction
-from django.db.models import Q
 from django.db.models.functions import Lower
 
 from startups import listsql
@@ -72,6 +71,9 @@ SHARED_FORMAT = 2
 # kept at an older move are brought to the copy's on first use, through the moves since,
 # composed into one, or by the move that would leave them behind.
 MAX_STEPS = 256
+# Startups one statement compares with a sort key, per round of the search for its place
+# within a group of equal MRR (`probes`): three rounds narrow 262,144 startups to one place.
+PROBES = 64
 # Term place sets kept per structure, in all at most this many times the dataset's size.
 MAX_TERM_PLACES = 4
 # The places whose union a `q` or `category` filter keeps; None: no such filter.
@@ -388,31 +390,55 @@ class RankIndex:
         """The place in `ids` of the first startup after the cursor `after` (default order).
         Usually the one after the cursor's own startup, found by its slug (one lookup by a
         unique key), when it still has the cursor's MRR and name, here and in the database.
-        Else (it changed, or left): the startups with more MRR by binary search, those with
-        the same MRR (or, without MRR, the trailing block) by name and slug in one index range
-        query, a count over the group (tens of thousands of rows in the trailing block at
-        100,000). The caller checks the data token afterwards, so the database read here is
-        of the data the index holds."""
+        Else (it changed, or left): the startups with more MRR by binary search, then those
+        of the same MRR (or, without MRR, the trailing block) not after the cursor by name
+        and slug: a prefix of the group, found by a search that narrows it PROBES-fold a
+        round, one statement on at most PROBES ids each (a COUNT over the group walked
+        tens of thousands of rows in the trailing block at 100,000). The caller checks the
+        data token afterwards, so the database read here is of the data the index holds."""
         found = listsql.sort_key_of(after.slug, db=db)
         if found is not None and found[1:] == (after.name, after.mrr):
             place = self.place(found[0])
             if place is not None and self._mrr_at(place) == after.mrr:
                 return place + 1
         if after.mrr is not None:
-            before, group = bisect_left(self.neg_mrr, -after.mrr), Q(mrr=after.mrr)
+            neg = -after.mrr
+            lo, hi = bisect_left(self.neg_mrr, neg), bisect_right(self.neg_mrr, neg)
         else:
-            before, group = self.ranked, Q(mrr__isnull=True)
-        not_after = (
-            published_startups(db=db)
-            .alias(sort_name=Lower("name"))
-            .filter(group)
-            .exclude(after_name(after, descending=False))
-        )
-        return before + not_after.count()
+            lo, hi = self.ranked, len(self.ids)
+        while probed := probes(lo, hi):
+            not_after = set(
+                published_startups(db=db)
+                .alias(sort_name=Lower("name"))
+                .filter(id__in=[self.ids[p] for p in probed])
+                .exclude(after_name(after, descending=False))
+                .values_list("id", flat=True)
+            )
+            k = sum(1 for p in probed if self.ids[p] in not_after)  # a prefix of them
+            lo, hi = (probed[k - 1] + 1 if k else lo), (probed[k] if k < len(probed) else hi)
+        return lo
 
     def term_names(self) -> list[str]:
         with self._lock:
             return list(self.terms)
+
+
+def probes(lo: int, hi: int, gone: list[int] = ()) -> list[int]:
+    """Up to PROBES places in [lo, hi) not in the sorted `gone`, ascending, spread evenly
+    from `lo` on: every one of them when there are no more; none when none is left there."""
+    found: list[int] = []
+    for n in range(PROBES):
+        place = lo + n * (hi - lo) // PROBES
+        while place < hi and (found and place <= found[-1] or _is_gone(place, gone)):
+            place += 1
+        if place < hi:
+            found.append(place)
+    return found
+
+
+def _is_gone(place: int, gone: list[int]) -> bool:
+    at = bisect_left(gone, place)
+    return at < len(gone) and gone[at] == place
 
 
 def _backwards(places: array, lo: int, hi: int) -> Iterable[int]:

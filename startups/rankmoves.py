@@ -24,6 +24,7 @@ from startups.rankindex import (
     PLACE,
     WIDE,
     RankIndex,
+    probes,
     unaffected_by,
 )
 from startups.selectors import (
@@ -93,11 +94,6 @@ def apply_changes(index: RankIndex, *, after: int, upto: int, db: str) -> RankIn
     return copy
 
 
-# Startups whose sort keys one statement compares with each changed startup's, per round of
-# the search for its place within its group of equal MRR.
-PROBES = 64
-
-
 def staying_ahead(index: RankIndex, rows: list[dict], gone: list[int], *, db: str) -> list[int]:
     """For each changed startup (`rows`, as they are now), how many of the startups that stay
     (those of `index` not at the places `gone`) come before it in the new order: those with
@@ -107,7 +103,8 @@ def staying_ahead(index: RankIndex, rows: list[dict], gone: list[int], *, db: st
     PROBES-fold a round: each round, one statement orders the probed startups of every
     changed one together with them, in the database's own name order (its collation). A
     COUNT over the group instead walked every startup of it (tens of thousands in the
-    trailing block at 100,000), one statement per changed startup, at every move."""
+    trailing block at 100,000), one statement per changed startup, at every move.
+    (RankIndex.after_place searches a group for a cursor's place the same way.)"""
     spans = []  # per changed startup: the old places [lo, hi) still to search
     for row in rows:
         if row["mrr"] is None:
@@ -115,7 +112,7 @@ def staying_ahead(index: RankIndex, rows: list[dict], gone: list[int], *, db: st
         else:
             neg = -row["mrr"]
             spans.append((bisect_left(index.neg_mrr, neg), bisect_right(index.neg_mrr, neg)))
-    while probed := {n: ps for n, span in enumerate(spans) if (ps := _probes(*span, gone))}:
+    while probed := {n: ps for n, span in enumerate(spans) if (ps := probes(*span, gone))}:
         asked = {rows[n]["id"] for n in probed}
         asked.update(index.ids[p] for ps in probed.values() for p in ps)
         by_name = Startup.objects.using(db).filter(id__in=asked).order_by(*NAME_ORDER)
@@ -126,24 +123,6 @@ def staying_ahead(index: RankIndex, rows: list[dict], gone: list[int], *, db: st
             lo, hi = spans[n]
             spans[n] = (ps[k - 1] + 1 if k else lo, ps[k] if k < len(ps) else hi)
     return [lo - bisect_left(gone, lo) for lo, _ in spans]
-
-
-def _probes(lo: int, hi: int, gone: list[int]) -> list[int]:
-    """Up to PROBES places of staying startups in [lo, hi), ascending, spread evenly from
-    `lo` on: every one of them when there are no more; none when none stays there."""
-    found: list[int] = []
-    for n in range(PROBES):
-        place = lo + n * (hi - lo) // PROBES
-        while place < hi and (found and place <= found[-1] or _is_gone(place, gone)):
-            place += 1
-        if place < hi:
-            found.append(place)
-    return found
-
-
-def _is_gone(place: int, gone: list[int]) -> bool:
-    at = bisect_left(gone, place)
-    return at < len(gone) and gone[at] == place
 
 
 # The text `q` searches (selectors.search).

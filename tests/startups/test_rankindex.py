@@ -14,6 +14,7 @@ from functools import partial
 
 import pytest
 from django.db import OperationalError, connection, connections, transaction
+from django.db.models.functions import Lower
 from django.test.utils import CaptureQueriesContext
 
 from core import readcache
@@ -1055,14 +1056,14 @@ def test_a_move_finds_its_terms_without_asking_the_database_each_ascii_one(db):
 def test_a_move_places_a_startup_in_a_large_group_without_counting_the_group(db):
     """A startup that changes within a large group of equal MRR (here the trailing block of
     startups without MRR, tens of thousands of them at 100,000) is placed among them by a
-    search that narrows the group rankmoves.PROBES-fold a statement, in the database's own
+    search that narrows the group rankindex.PROBES-fold a statement, in the database's own
     name order: a COUNT over the group walked every startup of it at every move. The moved
     order is the database's."""
     names = ["alpha", "Alpha", "beta", "Émile", "émile", "zeta", "Ärger", "o'brien", "O Brien"]
     rng = random.Random(101)
     Startup.objects.bulk_create(
         Startup(name=f"{rng.choice(names)} {n % 97}", slug=f"t-{n:05d}", mrr=None)
-        for n in range(rankmoves.PROBES**2 + 500)  # a search of three rounds
+        for n in range(rankindex.PROBES**2 + 500)  # a search of three rounds
     )
     make_startup("ranked", slug="ranked", mrr=10)
     random_write(rng, -1)  # the data token names a sequence from here on
@@ -1085,3 +1086,40 @@ def test_a_move_places_a_startup_in_a_large_group_without_counting_the_group(db)
         assert len(statements) <= 2 + 3  # its changes, its row, three rounds of the search
         fresh = rankindex.build(db="default")
         assert (index.ids, index.neg_mrr) == (fresh.ids, fresh.neg_mrr)
+
+
+def test_a_cursor_whose_startup_changed_finds_its_place_without_counting_the_group(db):
+    """A cursor's next page starts after the cursor's own startup when it is still where the
+    cursor saw it; when it changed name or MRR, or left, the place is that of its sort key
+    (MRR, name, slug) among the startups as they are. Within a large group of equal MRR
+    (here the trailing block without MRR, most of a real catalogue) that place is found by
+    the search that narrows the group rankindex.PROBES-fold a statement, in the database's
+    own name order: a COUNT over the group walked every startup of it on every such page."""
+    names = ["alpha", "Alpha", "beta", "Émile", "émile", "zeta", "Ärger", "o'brien", "O Brien"]
+    rng = random.Random(103)
+    Startup.objects.bulk_create(
+        Startup(name=f"{rng.choice(names)} {n % 97}", slug=f"t-{n:05d}", mrr=None)
+        for n in range(rankindex.PROBES**2 + 500)  # a search of three rounds
+    )
+    for n in range(30):
+        make_startup(f"{rng.choice(names)} {n}", slug=f"r-{n:02d}", mrr=rng.choice([5, 10, 10]))
+    block = Startup.objects.filter(mrr__isnull=True).order_by("slug")
+    cursors = [after_of(startup, "mrr-desc") for startup in block[1000:1200:40]]
+    cursors += [after_of(Startup.objects.get(slug=f"r-{n:02d}"), "mrr-desc") for n in (3, 17)]
+    cursors.append(selectors.After(sort="mrr-desc", slug="t-00000a", name="émile 5"))  # no one's
+    cursors.append(selectors.After(sort="mrr-desc", slug="zz", name="Beta 40", mrr=10))
+    for after in cursors[:2]:  # renamed since
+        Startup.objects.filter(slug=after.slug).update(name="zzz renamed")
+    Startup.objects.filter(slug=cursors[2].slug).update(mrr=7)  # out of the block
+    Startup.objects.filter(slug=cursors[3].slug).delete()  # left
+    Startup.objects.filter(slug=cursors[-3].slug).update(mrr=None)  # into the block
+    index = rankindex.build(db="default")
+    published = selectors.published_startups(db="default").alias(sort_name=Lower("name"))
+    for after in cursors:
+        with CaptureQueriesContext(connection) as asked:
+            place = index.after_place(after, db="default")
+        statements = [(query["sql"] or "").upper() for query in asked.captured_queries]
+        assert not any("COUNT(" in sql for sql in statements), after
+        assert len(statements) <= 1 + 3, after  # its slug, three rounds of the search
+        # the database's answer: the startups not after the cursor in the default order
+        assert place == published.count() - published.filter(selectors._keyset(after)).count()
