@@ -68,8 +68,8 @@ NARROW, WIDE = "i", "q"
 # with pagecache.RANK_INDEX_KEY, at any change to either.
 SHARED_FORMAT = 2
 # The moves a copy keeps (startups/rankmoves.py `Step`): the places of a category or term
-# kept at an older move are brought to the copy's on first use, through the moves since,
-# composed into one, or by the move that would leave them behind.
+# kept at an older move are brought to the copy's on first use, through the moves since in
+# blocks each composed once (`rankmoves.blocks`), or by the move that would leave them behind.
 MAX_STEPS = 256
 # Startups one statement compares with a sort key, per round of the search for its place
 # within a group of equal MRR (`probes`): three rounds narrow 262,144 startups to one place.
@@ -155,7 +155,8 @@ class RankIndex:
     catch_up: Callable[["RankIndex", array, int, tuple[str, str]], array] | None = None
     _term_places: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock)
-    # Moves composed once per version brought forward (rankmoves.catch_up).
+    # Blocks of the moves kept, each composed once: (first move, moves) -> its composite
+    # (rankmoves.blocks), handed on by each move.
     composed: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
