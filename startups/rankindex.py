@@ -416,7 +416,7 @@ class RankIndex:
                 .values_list("id", flat=True)
             )
             k = sum(1 for p in probed if self.ids[p] in not_after)  # a prefix of them
-            lo, hi = (probed[k - 1] + 1 if k else lo), (probed[k] if k < len(probed) else hi)
+            lo, hi = narrowed(lo, hi, probed, k)
         return lo
 
     def term_names(self) -> list[str]:
@@ -435,6 +435,12 @@ def probes(lo: int, hi: int, gone: list[int] = ()) -> list[int]:
         if place < hi:
             found.append(place)
     return found
+
+
+def narrowed(lo: int, hi: int, probed: list[int], k: int) -> tuple[int, int]:
+    """The span [lo, hi) left to search once the first `k` of its `probed` places are known
+    to come before what is sought and the rest after it."""
+    return (probed[k - 1] + 1 if k else lo), (probed[k] if k < len(probed) else hi)
 
 
 def _is_gone(place: int, gone: list[int]) -> bool:

@@ -24,6 +24,7 @@ from startups.rankindex import (
     PLACE,
     WIDE,
     RankIndex,
+    narrowed,
     probes,
     unaffected_by,
 )
@@ -120,8 +121,7 @@ def staying_ahead(index: RankIndex, rows: list[dict], gone: list[int], *, db: st
         for n, ps in probed.items():  # (a startup deleted since `upto`: the caller reads again)
             mine = order.get(rows[n]["id"], -1)
             k = sum(1 for p in ps if order.get(index.ids[p], -1) < mine)  # a prefix of them
-            lo, hi = spans[n]
-            spans[n] = (ps[k - 1] + 1 if k else lo, ps[k] if k < len(ps) else hi)
+            spans[n] = narrowed(*spans[n], ps, k)
     return [lo - bisect_left(gone, lo) for lo, _ in spans]
 
 
